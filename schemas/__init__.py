@@ -1,0 +1,1 @@
+"""Data files shipped with kg: ontology, SHACL shapes, vocabularies, queries, input schemas."""

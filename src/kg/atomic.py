@@ -1,0 +1,42 @@
+"""Atomic file output: write to a temporary file beside the target, fsync, rename.
+
+A crash (or Ctrl-C) mid-write leaves the previous file, or none, never half a file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+
+@contextlib.contextmanager
+def atomic_open(path: str | os.PathLike[str], mode: str = "w", *, encoding: str | None = "utf-8") -> Iterator[IO]:
+    """Open a temporary file next to `path`; on clean exit it replaces `path` atomically."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    binary = "b" in mode
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, mode, encoding=None if binary else encoding, newline=None if binary else "") as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp_name, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp_name)
+        raise
+
+
+def write_text(path: str | os.PathLike[str], text: str) -> None:
+    with atomic_open(path, "w") as handle:
+        handle.write(text)
+
+
+def write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    with atomic_open(path, "wb") as handle:
+        handle.write(data)

@@ -1,0 +1,66 @@
+"""The `kg` command line: a thin layer over the library.
+
+Each subcommand lives in its own module here and is imported only when it runs
+(or when help is listed), so `kg related` and `kg sparql` never pay for spaCy.
+A `KgError` from the library becomes one ``Error: …`` line on stderr and its exit code.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Sequence
+
+import click
+
+from kg.errors import ExitCode, KgError
+
+# name -> "module:attribute" of a click command; modules are imported lazily.
+COMMANDS: dict[str, str] = {
+    "build": "kg.cli.build:build",
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        target = COMMANDS.get(name)
+        if target is None:
+            return None
+        module_name, attr = target.split(":")
+        return getattr(importlib.import_module(module_name), attr)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="kg", prog_name="kg")
+def cli() -> None:
+    """kg: knowledge graphs of the machine-learning literature.
+
+    Build a paper–concept graph from abstracts (spaCy), export it as RDF and
+    query it with SPARQL, draw it as an offline HTML page, and find related work.
+    """
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI and return its exit status (documented in the README)."""
+    try:
+        status = cli.main(args=list(argv) if argv is not None else None, prog_name="kg", standalone_mode=False)
+    except KgError as error:
+        click.echo(f"Error: {error.message}", err=True)
+        return int(error.exit_code)
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        return 130
+    except click.ClickException as error:
+        error.show()
+        return error.exit_code
+    except click.exceptions.Exit as exit_:
+        return exit_.exit_code
+    except BrokenPipeError:
+        # e.g. `kg extract … | head`: the reader went away; not an error worth a traceback.
+        sys.stderr.close()
+        return int(ExitCode.OK)
+    # A command may return an int status (e.g. `kg eval` below a threshold); None means success.
+    return int(status) if isinstance(status, int) else int(ExitCode.OK)

@@ -1,0 +1,46 @@
+"""`kg build`: corpus → out/ (papers, entities, graph, Turtle, HTML)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from kg.cli.common import progress_reporter
+
+
+@click.command()
+@click.argument("inputs", nargs=-1, required=True)
+@click.option("-o", "--out", "out_dir", default="out", show_default=True, type=click.Path(file_okay=False), help="Output folder.")
+@click.option("--skip-invalid", is_flag=True, help="Go on past malformed records, reporting how many were skipped and where.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary.")
+def build(inputs: tuple[str, ...], out_dir: str, skip_invalid: bool, quiet: bool) -> None:
+    """Build the knowledge graph from INPUTS into OUT.
+
+    INPUTS are files (seed text, .jsonl, .json, .csv, .tsv, .bib), folders
+    (every supported file inside, sorted) or `-` for JSON Lines on stdin.
+    """
+    from kg.build import build as run_build
+
+    with progress_reporter(enabled=not quiet) as progress:
+        summary = run_build(list(inputs), out_dir, skip_invalid=skip_invalid, stdin=sys.stdin, progress=progress)
+    if not quiet:
+        click.echo(render_summary(summary))
+
+
+def render_summary(summary) -> str:
+    lines = [f"Built {summary.out_dir}/ in {summary.seconds:.1f} s"]
+    lines.append(f"  papers      {summary.papers:>8,}  ({summary.duplicates:,} duplicate abstracts merged)")
+    if summary.skipped:
+        lines.append(f"  skipped     {len(summary.skipped):>8,}  invalid records:")
+        lines.extend(f"    {where}" for where in summary.skipped[:20])
+        if len(summary.skipped) > 20:
+            lines.append(f"    … and {len(summary.skipped) - 20:,} more")
+    if summary.concepts_by_type:
+        total = sum(summary.concepts_by_type.values())
+        per_type = ", ".join(f"{label} {count:,}" for label, count in sorted(summary.concepts_by_type.items()))
+        lines.append(f"  concepts    {total:>8,}  ({per_type})")
+        lines.append(f"  edges       {summary.edges:>8,}")
+    for path in summary.outputs:
+        lines.append(f"  wrote {path}")
+    return "\n".join(lines)

@@ -1,0 +1,124 @@
+"""Errors the library raises and the exit codes the CLI maps them to.
+
+The library never prints: it raises a `KgError` subclass carrying a one-line message.
+The CLI prints ``Error: <message>`` to stderr and exits with the class's `exit_code`.
+Codes are stable and documented in the README; one code per kind of failure.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    OK = 0
+    ERROR = 1  # unexpected failure (a bug): the CLI shows a traceback hint
+    USAGE = 2  # bad command-line usage (click's own code)
+    FILE_NOT_FOUND = 3
+    UNSUPPORTED_FORMAT = 4
+    DECODE_ERROR = 5
+    MALFORMED_RECORD = 6
+    MISSING_COLUMN = 7
+    EMPTY_ABSTRACT = 8
+    EMPTY_CORPUS = 9
+    GRAPH_NOT_FOUND = 10
+    PAPER_NOT_FOUND = 11
+    AMBIGUOUS_PAPER = 12
+    QUERY_SYNTAX = 13
+    QUERY_FAILED = 14
+    GOLD_FORMAT = 15
+    CACHE_ERROR = 16
+    SERVER_ERROR = 17
+    OUTPUT_ERROR = 18
+
+
+class KgError(Exception):
+    """Base of every error kg reports to a user."""
+
+    exit_code: ExitCode = ExitCode.ERROR
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class InputError(KgError):
+    """A problem with an input file; `where` names the file and, if known, line or record."""
+
+    def __init__(self, message: str, *, path: str | None = None, line: int | None = None) -> None:
+        self.path = path
+        self.line = line
+        where = path if line is None else f"{path}:{line}"
+        super().__init__(f"{where}: {message}" if where else message)
+
+
+class InputNotFound(InputError):
+    exit_code = ExitCode.FILE_NOT_FOUND
+
+
+class UnsupportedFormat(InputError):
+    exit_code = ExitCode.UNSUPPORTED_FORMAT
+
+
+class DecodeFailed(InputError):
+    exit_code = ExitCode.DECODE_ERROR
+
+
+class MalformedRecord(InputError):
+    exit_code = ExitCode.MALFORMED_RECORD
+
+
+class MissingColumn(InputError):
+    exit_code = ExitCode.MISSING_COLUMN
+
+
+class EmptyAbstract(InputError):
+    exit_code = ExitCode.EMPTY_ABSTRACT
+
+
+class EmptyCorpus(KgError):
+    exit_code = ExitCode.EMPTY_CORPUS
+
+
+class GraphNotFound(KgError):
+    exit_code = ExitCode.GRAPH_NOT_FOUND
+
+
+class PaperNotFound(KgError):
+    exit_code = ExitCode.PAPER_NOT_FOUND
+
+    def __init__(self, message: str, *, suggestions: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.suggestions = suggestions
+
+
+class AmbiguousPaper(KgError):
+    exit_code = ExitCode.AMBIGUOUS_PAPER
+
+    def __init__(self, message: str, *, candidates: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.candidates = candidates
+
+
+class QuerySyntaxError(KgError):
+    exit_code = ExitCode.QUERY_SYNTAX
+
+
+class QueryFailed(KgError):
+    exit_code = ExitCode.QUERY_FAILED
+
+
+class GoldFormatError(InputError):
+    exit_code = ExitCode.GOLD_FORMAT
+
+
+class CacheError(KgError):
+    exit_code = ExitCode.CACHE_ERROR
+
+
+class ServerError(KgError):
+    exit_code = ExitCode.SERVER_ERROR
+
+
+class OutputError(KgError):
+    exit_code = ExitCode.OUTPUT_ERROR

@@ -1,0 +1,142 @@
+"""The paper–concept graph (networkx) and its on-disk form, ``out/graph.json``.
+
+Node keys are namespaced so paper and concept ids can never collide:
+
+* ``paper:<id>``   kind="paper": id, title, title_derived, abstract, authors, year,
+  venue, url, doi, arxiv_id, keywords
+* ``concept:<id>`` kind="concept": id, type (METHOD|DATASET|HARDWARE|METRIC|TASK),
+  label (preferred), alt_labels, broader (concept ids)
+
+Edges:
+
+* paper → concept, kind="mentions": role ("proposed" if any mention is proposed, else
+  "used"), mentions (count), weight (sum of mention confidences), spans ([[start, end], …]
+  character offsets into the paper's abstract, for provenance)
+* concept → broader concept, kind="broader"
+
+`load` needs only the standard library and networkx: commands that read a built graph
+never import spaCy.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+
+from kg.atomic import atomic_open
+from kg.errors import GraphNotFound
+from kg.model import Concept, Paper, PaperEntities
+
+GRAPH_FILE = "graph.json"
+FORMAT = "kg-graph"
+FORMAT_VERSION = 1
+
+PAPER_FIELDS = ("id", "title", "title_derived", "abstract", "authors", "year", "venue", "url", "doi", "arxiv_id", "keywords")
+
+
+def paper_key(paper_id: str) -> str:
+    return f"paper:{paper_id}"
+
+
+def concept_key(concept_id: str) -> str:
+    return f"concept:{concept_id}"
+
+
+def build_graph(
+    papers: Iterable[Paper],
+    entities: Iterable[PaperEntities],
+    concepts: Iterable[Concept],
+    *,
+    meta: dict[str, Any] | None = None,
+) -> nx.DiGraph:
+    """Assemble the graph. Insertion order is sorted so the saved file is deterministic."""
+    graph = nx.DiGraph(**(meta or {}))
+    for paper in sorted(papers, key=lambda p: p.id):
+        attrs = {name: getattr(paper, name) for name in PAPER_FIELDS}
+        attrs["authors"] = list(paper.authors)
+        attrs["keywords"] = list(paper.keywords)
+        graph.add_node(paper_key(paper.id), kind="paper", **attrs)
+    concepts = sorted(concepts, key=lambda c: c.id)
+    for concept in concepts:
+        graph.add_node(
+            concept_key(concept.id),
+            kind="concept",
+            id=concept.id,
+            type=concept.type,
+            label=concept.pref_label,
+            alt_labels=list(concept.alt_labels),
+            broader=list(concept.broader),
+        )
+    for concept in concepts:
+        for broader in concept.broader:
+            if concept_key(broader) in graph:
+                graph.add_edge(concept_key(concept.id), concept_key(broader), kind="broader")
+    for record in sorted(entities, key=lambda e: e.paper_id):
+        source = paper_key(record.paper_id)
+        if source not in graph:
+            continue
+        for mention in sorted(record.mentions, key=lambda m: (m.start, m.end, m.concept)):
+            target = concept_key(mention.concept)
+            if target not in graph:
+                continue
+            edge = graph.get_edge_data(source, target)
+            if edge is None:
+                graph.add_edge(source, target, kind="mentions", role="used", mentions=0, weight=0.0, spans=[])
+                edge = graph.get_edge_data(source, target)
+            edge["mentions"] += 1
+            edge["weight"] = round(edge["weight"] + float(mention.score), 6)
+            edge["spans"].append([mention.start, mention.end])
+            if mention.role == "proposed":
+                edge["role"] = "proposed"
+    return graph
+
+
+def papers_of(graph: nx.DiGraph) -> Iterable[tuple[str, dict[str, Any]]]:
+    return ((key, data) for key, data in graph.nodes(data=True) if data.get("kind") == "paper")
+
+
+def concepts_of(graph: nx.DiGraph) -> Iterable[tuple[str, dict[str, Any]]]:
+    return ((key, data) for key, data in graph.nodes(data=True) if data.get("kind") == "concept")
+
+
+def to_json(graph: nx.DiGraph) -> dict[str, Any]:
+    return {
+        "format": FORMAT,
+        "version": FORMAT_VERSION,
+        "meta": dict(graph.graph),
+        "nodes": [{"key": key, **data} for key, data in graph.nodes(data=True)],
+        "edges": [{"source": u, "target": v, **data} for u, v, data in graph.edges(data=True)],
+    }
+
+
+def from_json(data: dict[str, Any]) -> nx.DiGraph:
+    graph = nx.DiGraph(**data.get("meta", {}))
+    graph.add_nodes_from((node.pop("key"), node) for node in data["nodes"])
+    graph.add_edges_from((edge.pop("source"), edge.pop("target"), edge) for edge in data["edges"])
+    return graph
+
+
+def save(graph: nx.DiGraph, directory: str | os.PathLike[str]) -> Path:
+    path = Path(directory) / GRAPH_FILE
+    with atomic_open(path) as handle:
+        json.dump(to_json(graph), handle, ensure_ascii=False, separators=(",", ":"))
+    return path
+
+
+def load(directory: str | os.PathLike[str] = "out") -> nx.DiGraph:
+    """Load a graph written by `kg build` from `directory` (or a path to graph.json)."""
+    path = Path(directory)
+    if path.is_dir():
+        path = path / GRAPH_FILE
+    if not path.is_file():
+        raise GraphNotFound(f"no graph at {path}; run `kg build INPUT… -o {path.parent}` first")
+    with path.open(encoding="utf-8") as handle:
+        data = json.load(handle)
+    if data.get("format") != FORMAT:
+        raise GraphNotFound(f"{path} is not a kg graph file")
+    return from_json(data)

@@ -1,0 +1,112 @@
+"""kg's domain model: a few frozen, typed records passed between pipeline stages.
+
+Their JSON shapes are documented in ``schemas/*.schema.json`` (paper, entities, concept).
+`to_dict` / `from_dict` give plain JSON-ready dicts with the same field names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, Literal, get_args
+
+EntityType = Literal["METHOD", "DATASET", "HARDWARE", "METRIC", "TASK"]
+ENTITY_TYPES: tuple[EntityType, ...] = get_args(EntityType)
+Role = Literal["proposed", "used"]
+ROLES: tuple[Role, ...] = get_args(Role)
+
+
+def _tuples(cls: type, data: dict[str, Any]) -> dict[str, Any]:
+    """Keep only known fields; lists from JSON become tuples so records stay hashable."""
+    names = {f.name for f in fields(cls)}
+    return {k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k in names}
+
+
+@dataclass(frozen=True, slots=True)
+class Paper:
+    """One paper as read from the corpus, after identity and de-duplication."""
+
+    id: str
+    title: str
+    abstract: str
+    authors: tuple[str, ...] = ()
+    year: int | None = None
+    venue: str | None = None
+    url: str | None = None
+    doi: str | None = None
+    arxiv_id: str | None = None
+    keywords: tuple[str, ...] = ()
+    title_derived: bool = False  # True when the corpus gave no title and kg made one up
+    source: str = ""  # "file:line" (or "file:record N") where the record was read
+    duplicate_sources: tuple[str, ...] = ()  # other records with the same abstract, merged here
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Paper:
+        return cls(**_tuples(cls, data))
+
+
+@dataclass(frozen=True, slots=True)
+class Mention:
+    """One entity mention in an abstract. Invariant: ``abstract[start:end] == text``."""
+
+    start: int
+    end: int
+    text: str
+    label: EntityType
+    concept: str  # id of the Concept this mention resolves to
+    role: Role
+    source: str  # the component that found it ("vocab", "acronym", "pattern", "noun_chunk", ...)
+    score: float  # confidence in [0, 1]
+    sent_start: int  # character span of the sentence holding the mention
+    sent_end: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Mention:
+        return cls(**_tuples(cls, data))
+
+
+@dataclass(frozen=True, slots=True)
+class PaperEntities:
+    """Everything extraction found in one paper."""
+
+    paper_id: str
+    mentions: tuple[Mention, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"paper_id": self.paper_id, "mentions": [m.to_dict() for m in self.mentions]}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PaperEntities:
+        return cls(data["paper_id"], tuple(Mention.from_dict(m) for m in data.get("mentions", ())))
+
+
+@dataclass(frozen=True, slots=True)
+class Concept:
+    """A corpus-wide concept: surface variants merged under one preferred label."""
+
+    id: str  # stable, e.g. "method/retrieval-augmented-generation"
+    type: EntityType
+    pref_label: str
+    alt_labels: tuple[str, ...] = ()
+    broader: tuple[str, ...] = ()  # ids of broader concepts (skos:broader)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Concept:
+        return cls(**_tuples(cls, data))
+
+
+@dataclass(frozen=True, slots=True)
+class Corpus:
+    """The result of ingestion: unique papers plus what was merged or skipped on the way."""
+
+    papers: tuple[Paper, ...]
+    duplicates: int = 0  # records merged into an earlier paper with the same abstract
+    skipped: tuple[str, ...] = field(default=())  # "file:line: reason" for each record skipped
