@@ -33,6 +33,7 @@ import os
 import shutil
 import zlib
 from collections.abc import Iterator
+from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 from typing import IO, Any, Literal as TypingLiteral
@@ -344,22 +345,40 @@ def estimated_triples(graph: nx.DiGraph) -> int:
 _OX_FORMATS = {"ttl": ox.RdfFormat.TURTLE, "nt": ox.RdfFormat.N_TRIPLES, "jsonld": ox.RdfFormat.JSON_LD}
 
 
-def serialize(graph: nx.DiGraph, output: IO[bytes], *, format: RdfFormat = "ttl", base: str = DEFAULT_BASE) -> None:
-    """Stream the graph's RDF to a binary file object (Turtle uses the kg prefixes)."""
+def serialize(graph: nx.DiGraph, output: IO[bytes], *, format: RdfFormat = "ttl", base: str = DEFAULT_BASE) -> int:
+    """Stream the graph's RDF to a binary file object (Turtle uses the kg prefixes).
+
+    JSON-LD is written in expanded form (no @context), as pyoxigraph streams it.
+    Returns the number of triples written.
+    """
     if format not in _OX_FORMATS:
         raise OutputError(f"unsupported RDF format {format!r} (choose {', '.join(_OX_FORMATS)})")
-    prefixes = PREFIXES if format != "nt" else None
-    ox.serialize(triples(graph, base=base), output, _OX_FORMATS[format], prefixes=prefixes)
+    prefixes = PREFIXES if format == "ttl" else None
+    counter = _Counter(triples(graph, base=base))
+    ox.serialize(counter, output, _OX_FORMATS[format], prefixes=prefixes)
+    return counter.count
 
 
-def write_rdf(graph: nx.DiGraph, path: str | os.PathLike[str], *, format: RdfFormat = "ttl", base: str = DEFAULT_BASE) -> Path:
-    """Write the graph as Turtle, N-Triples or JSON-LD, atomically."""
+class _Counter:
+    """Counts the items of an iterator as a consumer pulls them."""
+
+    def __init__(self, items: Iterator[ox.Triple]) -> None:
+        self.items = items
+        self.count = 0
+
+    def __iter__(self) -> Iterator[ox.Triple]:
+        for item in self.items:
+            self.count += 1
+            yield item
+
+
+def write_rdf(graph: nx.DiGraph, path: str | os.PathLike[str], *, format: RdfFormat = "ttl", base: str = DEFAULT_BASE) -> int:
+    """Write the graph as Turtle, N-Triples or JSON-LD, atomically. Returns the triple count."""
     try:
         with atomic_open(path, "wb") as handle:
-            serialize(graph, handle, format=format, base=base)
+            return serialize(graph, handle, format=format, base=base)
     except OSError as error:
         raise OutputError(f"cannot write {path}: {error.strerror or error}") from error
-    return Path(path)
 
 
 def shard_paths(path: str | os.PathLike[str], shards: int) -> list[Path]:
@@ -369,21 +388,24 @@ def shard_paths(path: str | os.PathLike[str], shards: int) -> list[Path]:
     return [target.with_name(f"{stem}-{i:05d}-of-{shards:05d}.nt") for i in range(shards)]
 
 
-def write_nt_shards(graph: nx.DiGraph, path: str | os.PathLike[str], *, shards: int, base: str = DEFAULT_BASE) -> list[Path]:
+def write_nt_shards(graph: nx.DiGraph, path: str | os.PathLike[str], *, shards: int, base: str = DEFAULT_BASE) -> int:
     """Split the N-Triples over `shards` files, a subject's triples always in one file.
 
     The shard of a triple is CRC-32 of its subject IRI modulo `shards`: stable across runs
     and machines, independent of graph size, streamed (never more than a buffer in memory).
     Each file is valid N-Triples on its own; a store bulk-loads them in any order.
+    Returns the number of triples written (over all shards).
     """
     if shards < 1:
         raise OutputError(f"--shards must be at least 1, got {shards}")
     paths = shard_paths(path, shards)
     buffers: list[list[ox.Triple]] = [[] for _ in range(shards)]
+    count = 0
     try:
         with contextlib.ExitStack() as stack:
             handles = [stack.enter_context(atomic_open(p, "wb")) for p in paths]
             for triple in triples(graph, base=base):
+                count += 1
                 index = zlib.crc32(triple.subject.value.encode("utf-8")) % shards
                 buffer = buffers[index]
                 buffer.append(triple)
@@ -395,7 +417,7 @@ def write_nt_shards(graph: nx.DiGraph, path: str | os.PathLike[str], *, shards: 
                     ox.serialize(buffer, handles[index], ox.RdfFormat.N_TRIPLES)
     except OSError as error:
         raise OutputError(f"cannot write {path}: {error.strerror or error}") from error
-    return paths
+    return count
 
 
 def to_store(graph: nx.DiGraph, *, base: str = DEFAULT_BASE, path: str | None = None) -> ox.Store:
@@ -515,13 +537,18 @@ def graphml_ready(graph: nx.DiGraph) -> nx.DiGraph:
     return copy
 
 
-def write_graphml(graph: nx.DiGraph, path: str | os.PathLike[str]) -> Path:
+def write_graphml(graph: nx.DiGraph, path: str | os.PathLike[str]) -> None:
     try:
         with atomic_open(path, "wb") as handle:
             nx.write_graphml(graphml_ready(graph), handle, encoding="utf-8")
     except OSError as error:
         raise OutputError(f"cannot write {path}: {error.strerror or error}") from error
-    return Path(path)
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    paths: tuple[str, ...]
+    triples: int | None  # None for GraphML (not RDF)
 
 
 def export(
@@ -531,29 +558,34 @@ def export(
     format: ExportFormat = "ttl",
     shards: int | None = None,
     base: str = DEFAULT_BASE,
-) -> list[Path]:
-    """`kg export`: write the graph in `format` to `path` (or N-Triples shards). Returns the files."""
+) -> ExportResult:
+    """`kg export`: write the graph in `format` to `path`, or to N-Triples shards."""
+    if format not in EXPORT_FORMATS:
+        raise OutputError(f"unsupported export format {format!r} (choose {', '.join(EXPORT_FORMATS)})")
     if shards is not None:
         if format != "nt":
             raise OutputError(f"--shards needs --format nt (got {format})")
-        return write_nt_shards(graph, path, shards=shards, base=base)
+        count = write_nt_shards(graph, path, shards=shards, base=base)
+        return ExportResult(tuple(str(p) for p in shard_paths(path, shards)), count)
     if format == "graphml":
-        return [write_graphml(graph, path)]
-    return [write_rdf(graph, path, format=format, base=base)]
+        write_graphml(graph, path)
+        return ExportResult((str(path),), None)
+    return ExportResult((str(path),), write_rdf(graph, path, format=format, base=base))
 
 
-def write_stream(graph: nx.DiGraph, output: IO[bytes], *, format: ExportFormat = "ttl", base: str = DEFAULT_BASE) -> None:
+def write_stream(graph: nx.DiGraph, output: IO[bytes], *, format: ExportFormat = "ttl", base: str = DEFAULT_BASE) -> int | None:
     """Write to an open binary stream (``kg export -o -``)."""
     if format == "graphml":
         nx.write_graphml(graphml_ready(graph), output, encoding="utf-8")
-    else:
-        serialize(graph, output, format=format, base=base)
+        return None
+    return serialize(graph, output, format=format, base=base)
 
 
 __all__ = [
     "DEFAULT_BASE",
     "KG",
     "PREFIXES",
+    "ExportResult",
     "Iris",
     "export",
     "iri_segment",

@@ -18,6 +18,9 @@ from kg.errors import ExitCode, KgError
 # name -> "module:attribute" of a click command; modules are imported lazily.
 COMMANDS: dict[str, str] = {
     "build": "kg.cli.build:build",
+    "export": "kg.cli.export:export",
+    "serve": "kg.cli.serve:serve",
+    "sparql": "kg.cli.sparql:sparql",
 }
 
 

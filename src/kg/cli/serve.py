@@ -1,0 +1,31 @@
+"""`kg serve`: a local SPARQL endpoint over the built graph."""
+
+from __future__ import annotations
+
+import click
+
+from kg.rdf import DEFAULT_BASE
+
+
+@click.command()
+@click.option("--graph", "graph_dir", default="out", show_default=True, type=click.Path(), help="Folder holding graph.json (from `kg build`).")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (loopback by default: this machine only).")
+@click.option("--port", default=7878, show_default=True, type=click.IntRange(0, 65535), help="TCP port (0: any free port).")
+@click.option("--base", default=DEFAULT_BASE, show_default=True, help="Base of the data IRIs.")
+def serve(graph_dir: str, host: str, port: int, base: str) -> None:
+    """Serve the graph as a read-only SPARQL 1.1 endpoint at http://HOST:PORT/sparql.
+
+    \b
+    curl -H 'Accept: text/csv' --data-urlencode 'query=SELECT * WHERE { ?s ?p ?o } LIMIT 3' \\
+         http://127.0.0.1:7878/sparql
+    """
+    from kg.serve import endpoint_url, open_server
+
+    server = open_server(graph_dir, host=host, port=port, base=base)
+    click.echo(f"SPARQL endpoint: {endpoint_url(server)}  (Ctrl-C to stop)", err=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()

@@ -1,0 +1,299 @@
+"""SPARQL over the graph with two backends that return the same rows.
+
+* ``oxigraph`` — a pyoxigraph Store. Over a built folder it is cached on disk next to
+  graph.json (``graph.oxigraph/``, see `kg.rdf.open_store`), so only the first query
+  after a build pays for loading; later ones open the store in milliseconds.
+* ``rdflib`` — rdflib's in-memory engine over a Graph built from graph.json. Fine for
+  small graphs; slow on millions of triples.
+* ``auto`` — Oxigraph for big graphs (graph.json ≥ 2 MB, ~1,000 papers, or an estimated
+  100k triples for an in-memory graph), rdflib below.
+
+Queries may use the kg prefixes (kg:, dcterms:, skos:, …; `kg.rdf.PREFIXES`) without
+declaring them. Parameters are SEP-0007 substitutions: ``bindings={"dataset": "MuSiQue"}``
+binds ``?dataset`` to the string "MuSiQue" before evaluation (``"<iri>"`` binds an IRI).
+Rows come back as plain `Term`s, normalised so both backends compare equal.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib.resources import files
+from pathlib import Path
+from typing import Any, Literal
+
+import networkx as nx
+import pyoxigraph as ox
+
+from kg.errors import InputNotFound, QueryFailed, QuerySyntaxError
+from kg.rdf import DEFAULT_BASE, PREFIXES, estimated_triples, open_store, to_rdflib, to_store
+
+Backend = Literal["auto", "rdflib", "oxigraph"]
+BACKENDS: tuple[str, ...] = ("auto", "rdflib", "oxigraph")
+AUTO_OXIGRAPH_BYTES = 2_000_000
+AUTO_OXIGRAPH_TRIPLES = 100_000
+XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    """One RDF term of a result row, as in the SPARQL JSON results format."""
+
+    type: Literal["uri", "literal", "bnode", "triple"]
+    value: str
+    datatype: str | None = None  # None for plain strings (xsd:string) and language strings
+    lang: str | None = None
+
+    def __str__(self) -> str:
+        return self.value
+
+
+Row = tuple[Term | None, ...]
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    """Rows of a SELECT (or subject/predicate/object for CONSTRUCT); `boolean` for ASK."""
+
+    variables: tuple[str, ...]
+    rows: tuple[Row, ...] = ()
+    boolean: bool | None = None
+    backend: str = ""
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+
+# --- query text -------------------------------------------------------------------------
+
+
+def example_queries() -> dict[str, str]:
+    """The bundled example queries (``schemas/queries/*.rq``) by name."""
+    folder = files("kg.schemas") / "queries"
+    return {entry.name[:-3]: entry.read_text(encoding="utf-8") for entry in sorted(folder.iterdir(), key=lambda e: e.name) if entry.name.endswith(".rq")}
+
+
+def read_query(spec: str) -> str:
+    """`QUERY` as given on the command line: text, ``@FILE.rq``, or ``@name`` of an example."""
+    if not spec.startswith("@"):
+        return spec
+    name = spec[1:]
+    path = Path(name)
+    if path.is_file():
+        try:
+            return path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as error:
+            raise QuerySyntaxError(f"{name}: not UTF-8 text ({error.reason})") from error
+    examples = example_queries()
+    key = name[:-3] if name.endswith(".rq") else name
+    if "/" not in key and key in examples:
+        return examples[key]
+    raise InputNotFound(f"no query file {name} (bundled examples: {', '.join(examples)})")
+
+
+def parse_bindings(pairs: Mapping[str, str]) -> dict[str, ox.NamedNode | ox.Literal]:
+    """``{"dataset": "MuSiQue", "paper": "<https://…>"}`` → pyoxigraph terms."""
+    terms: dict[str, ox.NamedNode | ox.Literal] = {}
+    for name, value in pairs.items():
+        variable = name.lstrip("?$")
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", variable):
+            raise QuerySyntaxError(f"--bind: {name!r} is not a SPARQL variable name")
+        if value.startswith("<") and value.endswith(">"):
+            try:
+                terms[variable] = ox.NamedNode(value[1:-1])
+            except ValueError as error:
+                raise QuerySyntaxError(f"--bind {variable}: invalid IRI {value} ({error})") from error
+        else:
+            terms[variable] = ox.Literal(value)
+    return terms
+
+
+# --- backends ---------------------------------------------------------------------------
+
+
+class OxigraphBackend:
+    name = "oxigraph"
+
+    def __init__(self, store: ox.Store) -> None:
+        self.store = store
+
+    def query(self, text: str, bindings: Mapping[str, str] | None = None) -> QueryResult:
+        substitutions = {ox.Variable(k): v for k, v in parse_bindings(bindings or {}).items()}
+        try:
+            result = self.store.query(text, prefixes=PREFIXES, substitutions=substitutions or None)
+        except SyntaxError as error:
+            raise _oxigraph_syntax_error(str(error)) from error
+        except (OSError, ValueError, RuntimeError) as error:
+            raise QueryFailed(f"SPARQL query failed: {error}") from error
+        try:
+            if isinstance(result, ox.QueryBoolean):
+                return QueryResult(variables=(), boolean=bool(result), backend=self.name)
+            if isinstance(result, ox.QuerySolutions):
+                variables = tuple(v.value for v in result.variables)
+                rows = tuple(tuple(_ox_term(solution[v]) for v in variables) for solution in result)
+                return QueryResult(variables=variables, rows=rows, backend=self.name)
+            rows = tuple((_ox_term(t.subject), _ox_term(t.predicate), _ox_term(t.object)) for t in result)
+            return QueryResult(variables=("subject", "predicate", "object"), rows=rows, backend=self.name)
+        except (OSError, ValueError, RuntimeError) as error:
+            raise QueryFailed(f"SPARQL query failed: {error}") from error
+
+
+def _oxigraph_syntax_error(message: str) -> QuerySyntaxError:
+    # pyoxigraph: "error at 3:17: expected one of …"
+    match = re.match(r"error at (\d+):(\d+)(?:-\d+:\d+)?: (.*)", message, re.S)
+    if match:
+        line, column, detail = match.groups()
+        if "Prefix not found" in detail:
+            detail = "undeclared prefix"
+        return QuerySyntaxError(f"SPARQL syntax error at line {line}, column {column}: {_one_line(detail)}")
+    return QuerySyntaxError(f"SPARQL syntax error: {_one_line(message)}")
+
+
+def _oxigraph_syntax_check(text: str) -> QuerySyntaxError | None:
+    try:
+        ox.Store().query(text, prefixes=PREFIXES)  # an empty store: parsing is the work
+    except SyntaxError as error:
+        return _oxigraph_syntax_error(str(error))
+    except Exception:  # noqa: BLE001 - only the syntax verdict matters here
+        return None
+    return None
+
+
+def _rdflib_unknown_prefix(text: str, message: str) -> QuerySyntaxError | None:
+    """rdflib reports an undeclared prefix without a position: find it in the query."""
+    match = re.search(r"Unknown namespace prefix : (\S+)", message)
+    if not match:
+        return None
+    used = re.search(rf"(?<![\w<:]){re.escape(match.group(1))}:", text)
+    if not used:
+        return None
+    line = text.count("\n", 0, used.start()) + 1
+    column = used.start() - (text.rfind("\n", 0, used.start()) + 1) + 1
+    return QuerySyntaxError(f"SPARQL syntax error at line {line}, column {column}: undeclared prefix {match.group(1)}:")
+
+
+def _one_line(text: str, limit: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _ox_term(term: Any) -> Term | None:
+    if term is None:
+        return None
+    if isinstance(term, ox.NamedNode):
+        return Term("uri", term.value)
+    if isinstance(term, ox.Literal):
+        datatype = term.datatype.value if term.datatype is not None else None
+        if term.language or datatype in (XSD_STRING, "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"):
+            datatype = None
+        return Term("literal", term.value, datatype, term.language)
+    if isinstance(term, ox.BlankNode):
+        return Term("bnode", term.value)
+    return Term("triple", str(term))
+
+
+class RdflibBackend:
+    name = "rdflib"
+
+    def __init__(self, graph: Any) -> None:  # rdflib.Graph
+        self.graph = graph
+
+    def query(self, text: str, bindings: Mapping[str, str] | None = None) -> QueryResult:
+        import rdflib
+        from rdflib.plugins.sparql import prepareQuery
+        from pyparsing import ParseException
+
+        init = {k: _to_rdflib(v) for k, v in parse_bindings(bindings or {}).items()}
+        try:
+            prepared = prepareQuery(text, initNs=PREFIXES)
+        except ParseException as error:
+            # pyparsing's messages are vague ("Expected SelectQuery"): prefer Oxigraph's
+            # parser, which names what it expected where, when it rejects the query too.
+            raise (_oxigraph_syntax_check(text) or QuerySyntaxError(f"SPARQL syntax error at line {error.lineno}, column {error.col}: {_one_line(error.msg)}")) from error
+        except Exception as error:  # rdflib reports e.g. unknown prefixes as bare Exceptions
+            raise (_rdflib_unknown_prefix(text, str(error)) or QuerySyntaxError(f"SPARQL syntax error: {_one_line(str(error))}")) from error
+        try:
+            result = self.graph.query(prepared, initBindings=init)
+            if result.type == "ASK":
+                return QueryResult(variables=(), boolean=bool(result.askAnswer), backend=self.name)
+            if result.type == "SELECT":
+                variables = tuple(str(v) for v in result.vars or ())
+                rows = tuple(tuple(_rdflib_term(row[i]) for i in range(len(variables))) for row in result)
+                return QueryResult(variables=variables, rows=rows, backend=self.name)
+            rows = tuple(tuple(_rdflib_term(t) for t in triple) for triple in result.graph)
+            return QueryResult(variables=("subject", "predicate", "object"), rows=rows, backend=self.name)
+        except rdflib.exceptions.Error as error:
+            raise QueryFailed(f"SPARQL query failed: {error}") from error
+        except (ValueError, TypeError, KeyError, ZeroDivisionError) as error:
+            raise QueryFailed(f"SPARQL query failed: {type(error).__name__}: {error}") from error
+
+
+def _to_rdflib(term: ox.NamedNode | ox.Literal) -> Any:
+    import rdflib
+
+    if isinstance(term, ox.NamedNode):
+        return rdflib.URIRef(term.value)
+    return rdflib.Literal(term.value)
+
+
+def _rdflib_term(term: Any) -> Term | None:
+    import rdflib
+
+    if term is None:
+        return None
+    if isinstance(term, rdflib.URIRef):
+        return Term("uri", str(term))
+    if isinstance(term, rdflib.BNode):
+        return Term("bnode", str(term))
+    if isinstance(term, rdflib.Literal):
+        datatype = str(term.datatype) if term.datatype is not None else None
+        if term.language or datatype == XSD_STRING:
+            datatype = None
+        return Term("literal", str(term), datatype, term.language)
+    return Term("triple", str(term))
+
+
+SparqlBackend = OxigraphBackend | RdflibBackend
+
+
+def open_backend(
+    source: nx.DiGraph | str | os.PathLike[str],
+    *,
+    backend: Backend = "auto",
+    base: str = DEFAULT_BASE,
+    cache: bool = True,
+) -> SparqlBackend:
+    """A loaded backend over an in-memory graph or a built folder (``out/``)."""
+    from kg.graph import GRAPH_FILE, load
+
+    if backend not in BACKENDS:
+        raise QueryFailed(f"unknown backend {backend!r} (choose {', '.join(BACKENDS)})")
+    if isinstance(source, nx.DiGraph):
+        if backend == "auto":
+            backend = "oxigraph" if estimated_triples(source) >= AUTO_OXIGRAPH_TRIPLES else "rdflib"
+        if backend == "oxigraph":
+            return OxigraphBackend(to_store(source, base=base))
+        return RdflibBackend(to_rdflib(source, base=base))
+    folder = Path(source)
+    graph_file = folder / GRAPH_FILE if folder.is_dir() else folder
+    if backend == "auto":
+        size = graph_file.stat().st_size if graph_file.is_file() else 0
+        backend = "oxigraph" if size >= AUTO_OXIGRAPH_BYTES else "rdflib"
+    if backend == "oxigraph":
+        if not graph_file.is_file():
+            load(folder)  # raises GraphNotFound with the usual message
+        return OxigraphBackend(open_store(graph_file, base=base, cache=cache))
+    return RdflibBackend(to_rdflib(load(folder), base=base))
+
+
+def query(
+    source: nx.DiGraph | str | os.PathLike[str],
+    text: str,
+    *,
+    backend: Backend = "auto",
+    bindings: Mapping[str, str] | None = None,
+    base: str = DEFAULT_BASE,
+    cache: bool = True,
+) -> QueryResult:
+    """Run one SPARQL query over a graph or a built folder."""
+    return open_backend(source, backend=backend, base=base, cache=cache).query(text, bindings)
