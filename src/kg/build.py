@@ -9,8 +9,10 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO
 
@@ -20,6 +22,8 @@ from kg.ingest import read_corpus
 Progress = Callable[[str, int, "int | None"], None]
 
 PAPERS_FILE = "papers.jsonl"
+ENTITIES_FILE = "entities.jsonl"
+CONCEPTS_FILE = "concepts.jsonl"
 
 
 @dataclass(frozen=True)
@@ -41,6 +45,13 @@ def write_jsonl(path: str | os.PathLike[str], records: Sequence[dict]) -> None:
             handle.write("\n")
 
 
+def _created() -> str:
+    """Build time (UTC, ISO 8601); SOURCE_DATE_EPOCH pins it for byte-for-byte reproducible builds."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    moment = datetime.fromtimestamp(int(epoch), tz=timezone.utc) if epoch else datetime.now(timezone.utc)
+    return moment.replace(microsecond=0).isoformat()
+
+
 def build(
     inputs: Sequence[str],
     out_dir: str | os.PathLike[str] = "out",
@@ -58,11 +69,36 @@ def build(
     write_jsonl(papers_path, [paper.to_dict() for paper in corpus.papers])
     outputs.append(str(papers_path))
 
+    # Extract (spaCy, per paper) → resolve (corpus-wide concepts) → graph.
+    from kg.extract import entities_record, extract_papers
+    from kg.graph import build_graph, save
+    from kg.pipeline import load_pipeline, pipeline_info
+    from kg.resolve import resolve
+
+    nlp = load_pipeline()
+    extractions = []
+    for done, extraction in enumerate(extract_papers(corpus.papers, nlp=nlp), start=1):
+        extractions.append(extraction)
+        if progress is not None:
+            progress("Extracting entities", done, len(corpus.papers))
+    resolution = resolve(extractions)
+    entities_path, concepts_path = out / ENTITIES_FILE, out / CONCEPTS_FILE
+    write_jsonl(entities_path, [entities_record(p, e) for p, e in zip(corpus.papers, resolution.entities, strict=True)])
+    write_jsonl(concepts_path, [concept.to_dict() for concept in resolution.concepts])
+    meta = {"pipeline": pipeline_info(nlp), "created": _created()}
+    graph = build_graph(corpus.papers, resolution.entities, resolution.concepts, meta=meta)
+    graph_path = save(graph, out)
+    outputs.extend([str(entities_path), str(concepts_path), str(graph_path)])
+    concepts_by_type = dict(sorted(Counter(concept.type for concept in resolution.concepts).items()))
+    edges = graph.number_of_edges()
+
     return BuildSummary(
         out_dir=str(out),
         papers=len(corpus.papers),
         duplicates=corpus.duplicates,
         skipped=corpus.skipped,
+        concepts_by_type=concepts_by_type,
+        edges=edges,
         seconds=round(time.perf_counter() - started, 3),
         outputs=tuple(outputs),
     )

@@ -1,0 +1,156 @@
+"""`kg_abbreviations`: acronym definitions, both directions (Schwartz & Hearst, 2003).
+
+"Personalized PageRank (PPR)" and "PPR (Personalized PageRank)" both give the pair
+(short "PPR", long "Personalized PageRank"). Pairs go to ``doc._.kg_abbreviations``;
+each short form's span gets ``span._.long_form``; the short forms, their later uses in the
+doc and the long forms go to ``doc.spans["kg_acronym"]`` for the entity merger.
+"""
+
+from __future__ import annotations
+
+import re
+
+from spacy.language import Language
+from spacy.tokens import Doc, Span
+
+SPAN_KEY = "kg_acronym"
+
+if not Doc.has_extension("kg_abbreviations"):
+    Doc.set_extension("kg_abbreviations", default=None)
+if not Span.has_extension("long_form"):
+    Span.set_extension("long_form", default=None)
+
+_PAREN = re.compile(r"\(([^()]{1,60})\)")
+_WORD = re.compile(r"[^\s]+")
+_CLAUSE_END = re.compile(r"[.;:!?]\s|[()\[\]]")
+_DEFINITION_PREFIX = re.compile(r"^(?:i\.\s?e\.|a\.k\.a\.|aka|abbreviated|short for|or)\s*,?\s*", re.I)
+_STOP_EDGE = {"the", "a", "an", "of", "and", "or", "for", "in", "on", "to", "with", "by", "we", "our", "is", "are", "which", "that", "as"}
+
+
+def looks_like_short_form(text: str) -> bool:
+    """An acronym candidate: 2–12 characters, one or two words, starts alphanumeric, has a capital."""
+    return (
+        2 <= len(text) <= 12
+        and len(text.split()) <= 2
+        and text[0].isalnum()
+        and any(ch.isupper() for ch in text)
+        and any(ch.isalpha() for ch in text)
+        and not text.isdigit()
+    )
+
+
+def best_long_form(short: str, long: str) -> int | None:
+    """Schwartz–Hearst: the start offset in `long` of the shortest matching long form, or None.
+
+    Every letter/digit of `short` must appear in order in `long`, the first one at a word start.
+    """
+    s_index = len(short) - 1
+    l_index = len(long) - 1
+    while s_index >= 0:
+        char = short[s_index].lower()
+        if not char.isalnum():
+            s_index -= 1
+            continue
+        while l_index >= 0 and (
+            long[l_index].lower() != char or (s_index == 0 and l_index > 0 and long[l_index - 1].isalnum())
+        ):
+            l_index -= 1
+        if l_index < 0:
+            return None
+        l_index -= 1
+        s_index -= 1
+    return long.rfind(" ", 0, l_index + 1) + 1
+
+
+def _window_before(text: str, end: int, max_words: int) -> int:
+    """Start offset of at most `max_words` words before `end`, not crossing a clause boundary."""
+    start = end
+    words = list(_WORD.finditer(text, max(0, end - 400), end))
+    for match in reversed(words[-max_words:]):
+        if _CLAUSE_END.search(text, match.start(), end) and _CLAUSE_END.search(text, match.start(), end).start() < end - 1:
+            break
+        start = match.start()
+    return start
+
+
+def _valid_long(long: str, short: str) -> bool:
+    words = long.split()
+    return (
+        len(long) > len(short)
+        and len(words) >= 2 - (len(long) > 2 * len(short))
+        and words[0].lower() not in _STOP_EDGE
+        and words[-1].lower() not in _STOP_EDGE
+        and len(words) <= min(len(short) + 5, 2 * len(short))
+    )
+
+
+def find_definitions(text: str) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """Character spans ((short), (long)) of acronym definitions in `text`, in order."""
+    pairs = []
+    for match in _PAREN.finditer(text):
+        inside = match.group(1).strip()
+        inside_start = match.start(1) + (len(match.group(1)) - len(match.group(1).lstrip()))
+        prefix = _DEFINITION_PREFIX.match(inside)
+        if prefix:
+            inside_start += prefix.end()
+            inside = inside[prefix.end():]
+        # "(LLMs; Brown et al.)" → "LLMs"
+        cut = re.split(r"[,;]", inside, maxsplit=1)[0].rstrip()
+        if looks_like_short_form(cut):
+            short_span = (inside_start, inside_start + len(cut))
+            window_start = _window_before(text, match.start(), min(len(cut) + 5, 2 * len(cut)))
+            long_text = text[window_start:match.start()].rstrip()
+            offset = best_long_form(cut, long_text) if long_text else None
+            if offset is not None:
+                candidate = long_text[offset:]
+                if _valid_long(candidate, cut):
+                    pairs.append((short_span, (window_start + offset, window_start + len(long_text))))
+                    continue
+        # The other direction: "PPR (Personalized PageRank)".
+        before = re.search(r"(\S+)\s*$", text[: match.start()])
+        if before and looks_like_short_form(before.group(1)) and " " not in before.group(1):
+            short = before.group(1)
+            long_text = match.group(1).strip()
+            long_start = match.start(1) + match.group(1).index(long_text[:1]) if long_text else match.start(1)
+            offset = best_long_form(short, long_text)
+            if offset == 0 and _valid_long(long_text, short):
+                pairs.append(((before.start(1), before.end(1)), (long_start, long_start + len(long_text))))
+    return pairs
+
+
+class AbbreviationDetector:
+    def __init__(self, nlp: Language, name: str) -> None:
+        self.name = name
+
+    def __call__(self, doc: Doc) -> Doc:
+        pairs = []
+        group = []
+        for (s_start, s_end), (l_start, l_end) in find_definitions(doc.text):
+            short = doc.char_span(s_start, s_end, alignment_mode="contract")
+            long = doc.char_span(l_start, l_end, alignment_mode="contract")
+            if short is None or long is None or len(short) == 0 or len(long) == 0:
+                continue
+            short = Span(doc, short.start, short.end, label="SHORT")
+            long = Span(doc, long.start, long.end, label="LONG")
+            pairs.append((short, long))
+            group.extend((short, long))
+        # Later (and earlier) uses of a defined short form, matched by exact token text.
+        defined = {short.text: short for short, _ in pairs}
+        if defined:
+            taken = {(s.start, s.end) for s in group}
+            for short_text, short in defined.items():
+                n = len(short)
+                for i in range(len(doc) - n + 1):
+                    if doc[i].text == short[0].text and doc[i : i + n].text == short_text and (i, i + n) not in taken:
+                        group.append(Span(doc, i, i + n, label="SHORT"))
+                        taken.add((i, i + n))
+        for short, long in pairs:
+            short._.long_form = long
+        doc._.kg_abbreviations = pairs
+        doc.spans[SPAN_KEY] = sorted(group, key=lambda s: (s.start, s.end))
+        return doc
+
+
+@Language.factory("kg_abbreviations", default_config={})
+def make_abbreviation_detector(nlp: Language, name: str) -> AbbreviationDetector:
+    return AbbreviationDetector(nlp, name)

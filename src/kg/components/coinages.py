@@ -1,0 +1,80 @@
+"""`kg_coinages`: newly coined names — KAN-AD, xLSTM 7B, S-PNGBiO, DiT-XL/2, RWKV-6-14B, HippoRAG 2.
+
+A regular expression over the text finds word-like pieces (letters, digits and inner
+``- / + .``); a piece is a coinage when one of its hyphen/slash parts has two capitals,
+an inner capital after a lower-case letter (xLSTM, PageRank) or letters mixed with digits
+(word2vec). A following size or version ("7B", "2", "v2") is kept with the name.
+Results go to ``doc.spans["kg_coinage"]`` with label ``COINAGE``; the entity merger types them.
+"""
+
+from __future__ import annotations
+
+import re
+
+from spacy.language import Language
+from spacy.tokens import Doc, Span
+
+SPAN_KEY = "kg_coinage"
+
+_PIECE = re.compile(r"(?<![\w\-/+.])[A-Za-z0-9]+(?:(?:[-/+]|(?<=\d)\.(?=\d))[A-Za-z0-9]+)*\+*")
+_SUFFIX = re.compile(r"[ \-](?:\d{1,3}(?:\.\d)?[BMKT]|\d{1,2}(?:\.\d)?|v\d{1,2}(?:\.\d+)*)(?![\w%\-/+]|\.\d)")
+_CAMEL = re.compile(r"[a-z][A-Z]")
+_ROMAN = re.compile(r"^(?:I{1,3}|IV|VI{0,3}|IX|XI{0,3})$")
+_UNIT = re.compile(r"^\d+(?:\.\d+)?(?:[A-Za-z]{1,3}|[a-z]+)$")  # 3D, 10x, 4K, 5th, 100ms, 2nd
+
+# Capitalised short forms that are not entities of kg's types.
+NOT_COINAGES = frozenset(
+    """AI ML US USA UK EU UN II III IV PhD OK API APIs URL URLs PDF HTML JSON XML CSV SQL CEO ID IDs GitHub
+    YouTube LaTeX COVID COVID-19 SARS-CoV-2 DNA RNA HIV ICML NeurIPS NIPS ICLR CVPR ICCV ECCV ACL EMNLP NAACL
+    AAAI IJCAI KDD WWW SIGIR COLING AISTATS COLT UAI CoRL arXiv PMLR IEEE ACM NSF NIH DARPA USD IoT IT ICU
+    ER OR AND NOT IF FAQ TV PC PCs UI UX GUI CLI OS iOS CN EN FR DE ZH JA KO""".split()
+)
+
+
+def _coinlike(part: str) -> bool:
+    letters = sum(ch.isalpha() for ch in part)
+    uppers = sum(ch.isupper() for ch in part)
+    digits = sum(ch.isdigit() for ch in part)
+    return (uppers >= 2 and letters >= 2) or bool(_CAMEL.search(part)) or (letters >= 2 and digits >= 1 and part[0].isalpha())
+
+
+def is_coinage(piece: str) -> bool:
+    """A coined name: KAN-AD, xLSTM, S-PNGBiO, DiT-XL/2, RWKV-6-14B, word2vec; not AI, II, 3D, Hessian/Jacobian."""
+    if piece in NOT_COINAGES or piece.rstrip("s") in NOT_COINAGES or _ROMAN.match(piece) or _UNIT.match(piece):
+        return False
+    return any(_coinlike(part) for part in re.split(r"[-/]", piece))
+
+
+def find_coinages(text: str) -> list[tuple[int, int]]:
+    """Character spans of coined names in `text`."""
+    spans = []
+    for match in _PIECE.finditer(text):
+        if not is_coinage(match.group()):
+            continue
+        end = match.end()
+        suffix = _SUFFIX.match(text, end)
+        if suffix:
+            end = suffix.end()
+        spans.append((match.start(), end))
+    return spans
+
+
+class CoinageDetector:
+    def __init__(self, nlp: Language, name: str) -> None:
+        self.name = name
+
+    def __call__(self, doc: Doc) -> Doc:
+        spans = []
+        last_end = -1
+        for start, end in find_coinages(doc.text):
+            span = doc.char_span(start, end, alignment_mode="expand")
+            if span is not None and span.start >= last_end:
+                spans.append(Span(doc, span.start, span.end, label="COINAGE"))
+                last_end = span.end
+        doc.spans[SPAN_KEY] = spans
+        return doc
+
+
+@Language.factory("kg_coinages", default_config={})
+def make_coinage_detector(nlp: Language, name: str) -> CoinageDetector:
+    return CoinageDetector(nlp, name)

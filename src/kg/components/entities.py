@@ -1,0 +1,201 @@
+"""`kg_entities`: merges the candidates of kg's other components into typed entities.
+
+Inputs: ``doc.spans`` groups ``kg_vocab`` (curated terms), ``kg_acronym`` (acronym
+definitions), ``kg_coinage`` (coined names) and ``kg_phrase`` (head-typed noun phrases).
+Each candidate gets a type, a normalised key (acronyms take their long form's key) and a
+score; overlaps are settled longest-first. The result is ``doc.spans["kg"]`` (label = type)
+with ``span._.kg_source``, ``kg_score``, ``kg_key``, ``kg_vocab`` (curated concept id or
+None) and ``kg_role`` (set by `kg_roles`), and ``doc._.kg_definitions``: the
+(short form, long form, type) triples this doc defines, for corpus-wide resolution.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from spacy.language import Language
+from spacy.tokens import Doc, Span
+
+from kg.components.abbreviations import SPAN_KEY as ACRONYM_KEY
+from kg.components.coinages import SPAN_KEY as COINAGE_KEY
+from kg.components.heads import GENERIC_HEADS, HEAD_TYPES, NON_ENTITY_HEADS, STOP_WORDS
+from kg.components.typed_phrases import SPAN_KEY as PHRASE_KEY
+from kg.components.vocab_ruler import SPAN_KEY as VOCAB_KEY
+from kg.vocab import Vocabulary, load_vocabulary, normalize_key, singularize
+
+SPAN_KEY = "kg"
+
+for _name, _default in (("kg_source", None), ("kg_score", 0.0), ("kg_key", None), ("kg_vocab", None), ("kg_role", "used")):
+    if not Span.has_extension(_name):
+        Span.set_extension(_name, default=_default)
+if not Doc.has_extension("kg_definitions"):
+    Doc.set_extension("kg_definitions", default=())
+
+# Candidate sources, most trusted first (ties in length go to the earlier one).
+PRIORITY = {"vocab": 0, "acronym": 1, "coinage": 2, "noun_chunk": 3}
+SCORES = {"vocab": 0.9, "acronym": 0.85, "coinage": 0.7, "noun_chunk": 0.6}
+DEFAULT_COINAGE_SCORE = 0.5  # a coined name whose type is only a guess (METHOD)
+
+
+@dataclass
+class Candidate:
+    start: int
+    end: int
+    label: str
+    source: str
+    score: float
+    key: str
+    vocab: str | None = None
+    guessed: bool = False  # type guessed (coinage with no evidence)
+
+
+def _head_label(span: Span) -> str | None:
+    return HEAD_TYPES.get(singularize(span[-1].lower_))
+
+
+def _long_form_label(long: Span, short: Span, vocabulary: Vocabulary) -> tuple[str | None, str | None]:
+    """(type, vocab id) of a defined acronym, from the vocabulary or the long form's head word."""
+    for text in (long.text, short.text):
+        entry = vocabulary.lookup(text)
+        if entry is not None:
+            return entry.type, entry.id
+    last = singularize(long[-1].lower_)
+    if last in NON_ENTITY_HEADS:
+        return None, None
+    label = HEAD_TYPES.get(last)
+    if label is not None:
+        return label, None
+    if any(t.text[:1].isupper() for t in long[1:]) or any(sum(c.isupper() for c in t.text) > 1 for t in long):
+        return "METHOD", None  # a capitalised name defined with an acronym
+    return None, None
+
+
+class EntityMerger:
+    def __init__(self, nlp: Language, name: str, vocabulary: Vocabulary | None = None) -> None:
+        self.name = name
+        self.vocabulary = vocabulary or load_vocabulary()
+
+    def __call__(self, doc: Doc) -> Doc:
+        vocabulary = self.vocabulary
+        candidates: list[Candidate] = []
+        vocab_spans = list(doc.spans.get(VOCAB_KEY, []))
+        for span in vocab_spans:
+            candidates.append(Candidate(span.start, span.end, span.label_, "vocab", SCORES["vocab"], normalize_key(span.text), span.kb_id_))
+
+        # Acronym definitions: short and long form share the long form's key and type.
+        definitions: dict[str, tuple[str, str, str | None]] = {}  # short text → (label, key, vocab id)
+        triples = []
+        for short, long in doc._.kg_abbreviations or ():
+            label, vocab_id = _long_form_label(long, short, vocabulary)
+            if label is None:
+                continue
+            key = normalize_key(long.text)
+            definitions[short.text] = (label, key, vocab_id)
+            triples.append((short.text, long.text, label))
+            candidates.append(Candidate(long.start, long.end, label, "acronym", SCORES["acronym"], key, vocab_id))
+        for span in doc.spans.get(ACRONYM_KEY, []):
+            if span.label_ == "SHORT" and span.text in definitions:
+                label, key, vocab_id = definitions[span.text]
+                candidates.append(Candidate(span.start, span.end, label, "acronym", SCORES["acronym"], key, vocab_id))
+
+        for span in doc.spans.get(COINAGE_KEY, []):
+            text = span.text
+            entry = vocabulary.lookup(text)
+            guessed = False
+            if text in definitions:
+                label, key, vocab_id = definitions[text]
+            elif entry is not None:
+                label, key, vocab_id = entry.type, normalize_key(text), entry.id
+            else:
+                key, vocab_id = normalize_key(text), None
+                following = doc[span.end] if span.end < len(doc) else None
+                label = HEAD_TYPES.get(singularize(following.lower_)) if following is not None else None
+                if label is None or (following is not None and following.lower_ in ("model", "models", "method", "methods")):
+                    label, guessed = "METHOD", True
+            score = DEFAULT_COINAGE_SCORE if guessed else SCORES["coinage"]
+            candidates.append(Candidate(span.start, span.end, label, "coinage", score, key, vocab_id, guessed))
+
+        named = [c for c in candidates if c.source != "vocab" or (vocabulary.get(c.vocab or "") or _NOENTRY).named]
+        for span in doc.spans.get(PHRASE_KEY, []):
+            head = singularize(span[-1].lower_)
+            if self._covered_by_name(span, head, named, vocab_spans, doc):
+                continue
+            candidates.append(Candidate(span.start, span.end, span.label_, "noun_chunk", SCORES["noun_chunk"], normalize_key(span.text)))
+
+        chosen = _select(candidates)
+        _adopt_list_types(chosen, doc)
+        spans = []
+        for cand in chosen:
+            span = Span(doc, cand.start, cand.end, label=cand.label)
+            text = span.text
+            if not any(ch.isalpha() for ch in text) or text.lower() in STOP_WORDS or len(text) < 2 or not cand.key:
+                continue
+            span._.kg_source = cand.source
+            span._.kg_score = cand.score
+            span._.kg_key = cand.key
+            span._.kg_vocab = cand.vocab
+            span._.kg_role = "used"
+            spans.append(span)
+        doc.spans[SPAN_KEY] = spans
+        doc._.kg_definitions = tuple(triples)
+        return doc
+
+    @staticmethod
+    def _covered_by_name(span: Span, head: str, named: list[Candidate], vocab_spans: list[Span], doc: Doc) -> bool:
+        """True when a phrase only wraps a better entity: "the xLSTM architecture", "deep neural networks"."""
+        for cand in named:
+            # [modifiers] NAME head, where the head adds nothing (generic) or repeats the name's type.
+            if span.start <= cand.start and cand.end == span.end - 1 and (head in GENERIC_HEADS or cand.label == span.label_):
+                return True
+        if doc.has_annotation("POS"):
+            for vspan in vocab_spans:
+                # Adjectives around a curated term of the same type: keep the curated term.
+                if vspan.end == span.end and span.start < vspan.start and vspan.label_ == span.label_:
+                    if all(t.pos_ in ("ADJ", "ADV") for t in doc[span.start : vspan.start]):
+                        return True
+        return False
+
+
+class _NoEntry:
+    named = False
+
+
+_NOENTRY = _NoEntry()
+
+
+def _select(candidates: list[Candidate]) -> list[Candidate]:
+    """Non-overlapping candidates, longest first, then the most trusted source."""
+    ordered = sorted(candidates, key=lambda c: (-(c.end - c.start), PRIORITY[c.source], c.start))
+    taken: set[int] = set()
+    chosen = []
+    for cand in ordered:
+        tokens = range(cand.start, cand.end)
+        if any(i in taken for i in tokens):
+            continue
+        taken.update(tokens)
+        chosen.append(cand)
+    return sorted(chosen, key=lambda c: c.start)
+
+
+_LIST_GLUE = {",", "and", "or", "as", "well", "&", ";"}
+
+
+def _adopt_list_types(chosen: list[Candidate], doc: Doc) -> None:
+    """A coined name listed with datasets ("MIMIC-IV, EHRShot and eICU") is a dataset too."""
+    for _ in range(2):  # spread along a list in both directions
+        for i, cand in enumerate(chosen):
+            if not cand.guessed:
+                continue
+            for j in (i - 1, i + 1):
+                if not 0 <= j < len(chosen) or chosen[j].guessed or chosen[j].label == "METHOD":
+                    continue
+                other = chosen[j]
+                gap = doc[min(cand.end, other.end) : max(cand.start, other.start)]
+                if len(gap) and all(t.lower_ in _LIST_GLUE for t in gap):
+                    cand.label, cand.guessed, cand.score = other.label, False, SCORES["coinage"]
+                    break
+
+
+@Language.factory("kg_entities", default_config={})
+def make_entity_merger(nlp: Language, name: str) -> EntityMerger:
+    return EntityMerger(nlp, name)

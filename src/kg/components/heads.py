@@ -1,0 +1,96 @@
+"""Word lists shared by kg's components: which head words type a phrase, which words are generic.
+
+These are general knowledge of how ML abstracts name things ("… dataset", "… GPU",
+"… detection"), not lists learnt from any annotated corpus.
+"""
+
+from __future__ import annotations
+
+from kg.model import EntityType
+
+# Head word (lower case, singular) → the type of a noun phrase it heads.
+HEAD_TYPES: dict[str, EntityType] = {}
+_HEADS: dict[EntityType, str] = {
+    "DATASET": """dataset benchmark corpus treebank database testbed suite leaderboard
+        collection lexicon wordnet knowledge-base""",
+    "HARDWARE": """gpu tpu cpu npu ipu fpga asic chip processor accelerator microcontroller hardware device
+        supercomputer workstation smartphone sensor qpu qubit chipset core""",
+    "METRIC": """accuracy precision recall f1 f-score f-measure auc auroc auprc score metric perplexity
+        latency throughput bleu rouge meteor cider spice regret fid lpips psnr ssim
+        mae mse rmse speedup error map miou iou
+        fidelity""",
+    "TASK": """detection classification segmentation recognition generation translation retrieval prediction
+        forecasting estimation tracking parsing summarization answering localization reconstruction
+        synthesis captioning completion tagging labeling labelling extraction understanding planning
+        navigation recommendation clustering compression denoising inpainting super-resolution editing
+        restoration identification verification diagnosis imputation grounding manipulation
+        disambiguation resolution alignment matching registration correction simplification
+        paraphrasing processing modeling modelling discovery mining task problem control
+        reasoning adaptation generalization""",
+    "METHOD": """algorithm network model method approach framework technique architecture transformer encoder
+        decoder autoencoder classifier regressor regression optimizer optimiser estimator sampler kernel
+        mechanism layer module embedding tree forest machine descent procedure heuristic scheme strategy
+        policy filter field process chain sampling distillation pruning quantization regularization
+        normalization augmentation attention parser tagger system pipeline agent solver paradigm
+        formulation objective loss representation learning training fine-tuning finetuning tuning
+        prompting decoding inference""",
+}
+for _label, _words in _HEADS.items():
+    for _word in _words.split():
+        HEAD_TYPES.setdefault(_word, _label)
+
+# Heads so general that the phrase must carry a specific modifier to count.
+GENERIC_HEADS = frozenset(
+    """algorithm network model method approach framework technique architecture mechanism layer module
+    system pipeline procedure scheme strategy paradigm formulation objective loss representation learning
+    training tuning inference task problem process dataset data benchmark corpus collection device hardware
+    score metric rate ratio distance similarity correlation control reasoning adaptation generalization
+    modeling modelling search-task understanding planning discovery mining analysis""".split()
+)
+
+# Heads that never make an entity of kg's types, e.g. "Random Matrix Theory (RMT)".
+NON_ENTITY_HEADS = frozenset(
+    """theory theorem lemma law principle hypothesis condition property result paper work study
+    article survey author conference workshop university institute company organization laboratory lab
+    year day time people person human user""".split()
+)
+
+# Modifiers that say nothing about which thing is meant; trimmed from the left of phrases.
+GENERIC_MODIFIERS = frozenset(
+    """a an the this that these those its their our his her my your which what whose each every all both any
+    some few several many most more less much other another such same similar various different multiple
+    novel new proposed existing efficient effective standard popular simple robust strong state-of-the-art
+    recent previous prior original current common typical traditional conventional powerful general unified
+    lightweight flexible scalable first second third final best better good great key main major specific
+    particular practical principled generic classical modern advanced sophisticated improved high low
+    well-known widely-used widely used real-world diverse extensive comprehensive challenging important
+    underlying corresponding respective baseline downstream above following alternative overall whole entire
+    additional further earlier naive fundamental promising significant considerable competitive
+    public publicly available large-scale small-scale high-quality training test testing evaluation
+    validation benchmark benchmarks synthetic real large small big huge tiny long short fast slow
+    accurate exact approximate optimal suboptimal superior inferior competing competitive leading
+    one two three four five six seven eight nine ten dozen hundreds thousands millions numerous
+    own certain given known unknown related relevant appropriate suitable available possible potential
+    actual true resulting final initial preliminary empirical theoretical experimental extensive
+    significant substantial remarkable impressive promising wide broad narrow deep shallow
+    complex complicated difficult hard easy challenging key crucial critical essential
+    proposed presented introduced developed designed used adopted employed applied
+    existing prevailing dominant mainstream emerging emergent
+    """.split()
+)
+
+# Pronouns and words that are never entities on their own.
+STOP_WORDS = frozenset(
+    """we us our ours i me my you your he she it its they them their this that these those which who whom
+    what there here one ones is are was were be been being has have had do does did not no yes""".split()
+)
+
+# Verbs (lemmas) that, with "we"/"this paper" as subject, introduce what a paper proposes.
+PROPOSE_VERBS = frozenset(
+    """propose introduce present develop design devise build construct create curate release establish
+    formulate contribute offer unveil""".split()
+)
+# Words right before a name that mark it as the paper's own: "called X", "dubbed X".
+NAMING_WORDS = frozenset("called named dubbed termed coined namely".split())
+# Subjects of PROPOSE_VERBS that make the sentence about the paper's own contribution.
+SELF_SUBJECTS = frozenset("we paper work study article i".split())

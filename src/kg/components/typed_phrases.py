@@ -1,0 +1,91 @@
+"""`kg_typed_phrases`: noun phrases typed by their head word ("… dataset", "… GPU", "… detection").
+
+With a parser, candidates are the doc's noun chunks; on a blank pipeline, a window of
+content words before a head word. Generic modifiers ("novel", "the", "our", "existing")
+are trimmed from the left; a phrase needs at least one specific modifier left, so
+"the method" or "several datasets" never become entities. Results go to
+``doc.spans["kg_phrase"]`` with the type as label.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from spacy.language import Language
+from spacy.tokens import Doc, Span
+
+from kg.components.heads import GENERIC_MODIFIERS, HEAD_TYPES, NON_ENTITY_HEADS, STOP_WORDS
+from kg.vocab import singularize
+
+SPAN_KEY = "kg_phrase"
+MAX_TOKENS = 6
+_SKIP_POS = {"DET", "PRON", "NUM", "PUNCT", "SYM", "SPACE", "CCONJ", "ADP", "PART", "AUX", "VERB"}
+
+
+def head_type(word: str) -> str | None:
+    """The entity type a head word gives its phrase, if any."""
+    return HEAD_TYPES.get(singularize(word.lower()))
+
+
+def _trim(doc: Doc, start: int, end: int) -> tuple[int, int]:
+    """Drop generic modifiers, numbers and punctuation from the left of [start, end)."""
+    has_pos = doc.has_annotation("POS")
+    while start < end - 1:
+        token = doc[start]
+        if (
+            token.lower_ in GENERIC_MODIFIERS
+            or token.lower_ in STOP_WORDS
+            or token.is_punct
+            or token.is_space
+            or token.like_num
+            or (has_pos and token.pos_ in _SKIP_POS)
+        ):
+            start += 1
+        else:
+            break
+    return max(start, end - MAX_TOKENS), end
+
+
+def _chunks(doc: Doc) -> Iterable[tuple[int, int]]:
+    if doc.has_annotation("DEP"):
+        for chunk in doc.noun_chunks:
+            yield chunk.start, chunk.end
+        return
+    # Blank pipeline: head word plus up to MAX_TOKENS - 1 content words before it.
+    for token in doc:
+        if head_type(token.text) is None:
+            continue
+        start = token.i
+        while start > 0 and token.i - start < MAX_TOKENS - 1:
+            prev = doc[start - 1]
+            if prev.is_space or prev.lower_ in STOP_WORDS or (prev.is_punct and prev.text != "-") or prev.like_num:
+                break
+            start -= 1
+        yield start, token.i + 1
+
+
+class TypedPhraseDetector:
+    def __init__(self, nlp: Language, name: str) -> None:
+        self.name = name
+
+    def __call__(self, doc: Doc) -> Doc:
+        spans = []
+        for chunk_start, chunk_end in _chunks(doc):
+            head = doc[chunk_end - 1]
+            label = head_type(head.text)
+            if label is None or singularize(head.lower_) in NON_ENTITY_HEADS:
+                continue
+            start, end = _trim(doc, chunk_start, chunk_end)
+            modifiers = doc[start : end - 1]
+            if not len(modifiers) or all(t.lower_ in GENERIC_MODIFIERS or t.is_punct for t in modifiers):
+                continue
+            if any(t.lower_ in STOP_WORDS or t.is_space for t in modifiers):
+                continue
+            spans.append(Span(doc, start, end, label=label))
+        doc.spans[SPAN_KEY] = spans
+        return doc
+
+
+@Language.factory("kg_typed_phrases", default_config={})
+def make_typed_phrase_detector(nlp: Language, name: str) -> TypedPhraseDetector:
+    return TypedPhraseDetector(nlp, name)

@@ -1,0 +1,177 @@
+"""Corpus-wide resolution: per-paper mentions → concepts with stable ids (no spaCy, cheap).
+
+Variants merge on `kg.vocab.normalize_key` (case, plural, hyphen/space). Acronyms merge
+with their long form, learnt from any paper's definitions ("large language models (LLMs)")
+and from the curated vocabulary, so "LLM", "LLMs" and "large language models" become one
+concept. A concept's type is the majority type of its mentions; ids look like
+``method/large-language-model``. Broader concepts come from the vocabulary, from a model
+size or version suffix ("xLSTM 7B" → xLSTM) and from a curated term ending the name
+("Personalized PageRank" → PageRank); they are emitted as concepts even if never mentioned.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from kg.extract import LocalMention, PaperExtraction
+from kg.model import ENTITY_TYPES, Concept, EntityType, Mention, PaperEntities
+from kg.vocab import Vocabulary, concept_id, is_acronym, load_vocabulary, normalize_key
+
+_SIZE_SUFFIX = re.compile(r"^(.+?) (?:\d+(?:\.\d+)?[bmkt]?|v\d+(?:\.\d+)*)$")
+MAX_ALT_LABELS = 25
+
+
+@dataclass(frozen=True)
+class Resolution:
+    entities: tuple[PaperEntities, ...]
+    concepts: tuple[Concept, ...]
+
+
+def _acronym_table(extractions: list[PaperExtraction]) -> dict[str, tuple[str, EntityType]]:
+    """Short-form key → (long-form key, type), by majority over every paper's definitions."""
+    votes: dict[str, Counter[tuple[str, EntityType]]] = defaultdict(Counter)
+    for extraction in extractions:
+        for definition in extraction.definitions:
+            votes[normalize_key(definition.short)][(normalize_key(definition.long), definition.label)] += 1
+    return {short: max(counter.items(), key=lambda kv: (kv[1], kv[0]))[0] for short, counter in sorted(votes.items())}
+
+
+def _group_of(mention: LocalMention, vocabulary: Vocabulary, acronyms: dict[str, tuple[str, EntityType]]) -> str:
+    """The merge group of a mention: a curated concept id, or ``key:<normalised key>``."""
+    if mention.vocab:
+        return mention.vocab
+    key = mention.key
+    if is_acronym(mention.text) and normalize_key(mention.text) == key and key in acronyms:
+        key = acronyms[key][0]  # an acronym this paper did not define, defined elsewhere
+    entry = vocabulary.lookup(mention.text) if key == normalize_key(mention.text) else None
+    if entry is None:
+        for type_ in ENTITY_TYPES:
+            entry = vocabulary.by_key.get((type_, key))
+            if entry is not None:
+                break
+    return entry.id if entry is not None else f"key:{key}"
+
+
+def _pick_label(surfaces: Counter[str]) -> str:
+    """Most frequent spelled-out surface form; lower-case first letters win sentence-initial ties."""
+    folded: Counter[str] = Counter()
+    for text, count in surfaces.items():
+        folded[text] += count
+        lowered = text[:1].lower() + text[1:]
+        if text != lowered and lowered in surfaces:
+            folded[lowered] += count
+            del folded[text]
+    long_forms = {t: c for t, c in folded.items() if not is_acronym(t)} or dict(folded)
+    return max(long_forms.items(), key=lambda kv: (kv[1], normalize_key(kv[0]) == kv[0].lower(), -len(kv[0]), kv[0]))[0]
+
+
+def resolve(extractions: Iterable[PaperExtraction], *, vocabulary: Vocabulary | None = None) -> Resolution:
+    """Merge every paper's mentions into concepts; mentions get the concept id and its type."""
+    vocabulary = vocabulary or load_vocabulary()
+    extractions = list(extractions)
+    acronyms = _acronym_table(extractions)
+
+    groups: dict[tuple[int, int], str] = {}
+    label_votes: dict[str, Counter[str]] = defaultdict(Counter)
+    surfaces: dict[str, Counter[str]] = defaultdict(Counter)
+    for p, extraction in enumerate(extractions):
+        for m, mention in enumerate(extraction.mentions):
+            group = _group_of(mention, vocabulary, acronyms)
+            groups[p, m] = group
+            label_votes[group][mention.label] += 1
+            surfaces[group][mention.text] += 1
+        for definition in extraction.definitions:
+            key = normalize_key(definition.long)
+            if f"key:{key}" in surfaces:
+                surfaces[f"key:{key}"][definition.long] += 0  # known spelling, no extra weight
+
+    # Each group becomes a concept.
+    concepts: dict[str, Concept] = {}
+    group_ids: dict[str, str] = {}
+    for group in sorted(surfaces):
+        entry = vocabulary.get(group)
+        if entry is not None:
+            group_ids[group] = entry.id
+            continue
+        votes = label_votes[group]
+        label = max(ENTITY_TYPES, key=lambda t: (votes.get(t, 0), -ENTITY_TYPES.index(t)))
+        group_ids[group] = concept_id(label, group.split(":", 1)[1])
+
+    # Build concept records (merging groups that landed on the same id).
+    by_id: dict[str, Counter[str]] = defaultdict(Counter)
+    for group, cid in group_ids.items():
+        by_id[cid].update(surfaces[group])
+    for cid in sorted(by_id):
+        entry = vocabulary.get(cid)
+        seen = by_id[cid]
+        type_ = entry.type if entry else cid.split("/", 1)[0].upper()
+        pref = entry.label if entry else _pick_label(seen)
+        alts = set(seen) | (set(entry.aliases) if entry else set())
+        alts.discard(pref)
+        concepts[cid] = Concept(
+            id=cid,
+            type=type_,  # type: ignore[arg-type]
+            pref_label=pref,
+            alt_labels=tuple(sorted(alts, key=lambda s: (s.lower(), s))[:MAX_ALT_LABELS]),
+            broader=entry.broader if entry else (),
+        )
+    _infer_broader(concepts, vocabulary)
+
+    entities = []
+    for p, extraction in enumerate(extractions):
+        mentions = []
+        for m, local in enumerate(extraction.mentions):
+            cid = group_ids[groups[p, m]]
+            mentions.append(
+                Mention(
+                    start=local.start,
+                    end=local.end,
+                    text=local.text,
+                    label=concepts[cid].type,
+                    concept=cid,
+                    role=local.role,
+                    source=local.source,
+                    score=local.score,
+                    sent_start=local.sent_start,
+                    sent_end=local.sent_end,
+                )
+            )
+        entities.append(PaperEntities(extraction.paper_id, tuple(sorted(mentions, key=lambda x: (x.start, x.end)))))
+    return Resolution(tuple(entities), tuple(concepts[cid] for cid in sorted(concepts)))
+
+
+def _infer_broader(concepts: dict[str, Concept], vocabulary: Vocabulary) -> None:
+    """Add broader links (size suffix, curated head term) and the broader concepts themselves."""
+    for cid in sorted(concepts):
+        concept = concepts[cid]
+        if concept.broader or vocabulary.get(cid) is not None:
+            continue
+        type_, slug = cid.split("/", 1)
+        key = slug.replace("-", " ")
+        broader: str | None = None
+        size = _SIZE_SUFFIX.match(key)
+        if size and concept_id(concept.type, size.group(1)) in concepts:
+            broader = concept_id(concept.type, size.group(1))
+        else:
+            words = key.split(" ")
+            for cut in range(1, len(words)):
+                entry = vocabulary.by_key.get((concept.type, " ".join(words[cut:])))
+                if entry is not None:
+                    broader = entry.id
+                    break
+        if broader and broader != cid:
+            concepts[cid] = Concept(concept.id, concept.type, concept.pref_label, concept.alt_labels, (broader,))
+    # Every broader id (transitively, through the vocabulary) is a concept record.
+    pending = [b for c in list(concepts.values()) for b in c.broader]
+    while pending:
+        bid = pending.pop()
+        if bid in concepts:
+            continue
+        entry = vocabulary.get(bid)
+        if entry is None:
+            continue
+        concepts[bid] = Concept(bid, entry.type, entry.label, tuple(sorted(entry.aliases)), entry.broader)
+        pending.extend(entry.broader)
