@@ -19,6 +19,7 @@ from kg.errors import ExitCode, KgError
 COMMANDS: dict[str, str] = {
     "build": "kg.cli.build:build",
     "export": "kg.cli.export:export",
+    "html": "kg.cli.html:html",
     "serve": "kg.cli.serve:serve",
     "sparql": "kg.cli.sparql:sparql",
 }

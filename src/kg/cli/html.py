@@ -1,0 +1,45 @@
+"""`kg html`: draw a built graph as one self-contained, offline HTML page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from kg.model import ENTITY_TYPES
+
+
+def _split_types(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...] | None:
+    """--types METHOD,DATASET or --types METHOD --types DATASET, any case."""
+    if not values:
+        return None
+    types = tuple(part.strip().upper() for value in values for part in value.split(",") if part.strip())
+    unknown = sorted(set(types) - set(ENTITY_TYPES))
+    if unknown:
+        raise click.BadParameter(f"unknown type {', '.join(unknown)} (choose from {', '.join(ENTITY_TYPES)})")
+    return types
+
+
+@click.command()
+@click.option("--graph", "graph_dir", default="out", show_default=True, help="Folder holding graph.json (written by `kg build`), or the file itself.")
+@click.option("-o", "--output", default=None, help="HTML file to write.  [default: graph.html beside graph.json]")
+@click.option("--focus", metavar="PAPER", default=None, help="Draw only the neighbourhood of this paper (id or title fragment).")
+@click.option("--depth", default=2, show_default=True, type=click.IntRange(min=0), help="Hops around --focus to include.")
+@click.option("--types", multiple=True, callback=_split_types, metavar="TYPES", help=f"Concept types to draw, comma-separated ({','.join(ENTITY_TYPES)}); papers are always drawn.")
+@click.option("--min-papers", default=None, type=click.IntRange(min=1), help="Drop concepts mentioned by fewer papers.  [default: 1, raised automatically to keep big graphs near 5,000 nodes]")
+def html(graph_dir: str, output: str | None, focus: str | None, depth: int, types: tuple[str, ...] | None, min_papers: int | None) -> None:
+    """Write an interactive HTML view of the graph: search, type toggles, a
+    papers-per-concept threshold, neighbourhood highlight and a details panel.
+    The page needs no network: open it straight from disk."""
+    from kg.graph import load
+    from kg.html import HTML_FILE, write_html
+
+    graph = load(graph_dir)
+    if output is None:
+        source = Path(graph_dir)
+        output = str((source if source.is_dir() else source.parent) / HTML_FILE)
+    summary = write_html(graph, output, focus=focus, depth=depth, types=types, min_papers=min_papers)
+    click.echo(
+        f"Wrote {summary.path} ({summary.bytes / 1e6:.1f} MB): {summary.papers:,} papers, "
+        f"{summary.concepts:,} concepts (in ≥ {summary.min_papers} papers), {summary.edges:,} edges"
+    )

@@ -1,0 +1,287 @@
+"""kg html without a browser: filtering, escaping, offline page, CLI (see test_html_browser.py)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+from kg.cli import main
+from kg.graph import build_graph, save
+from kg.html import (
+    render_html,
+    safe_url,
+    script_json,
+    select_subgraph,
+    short_title,
+    write_html,
+)
+from kg.model import Concept, Mention, Paper, PaperEntities
+
+# Untrusted corpus text: every way we know to make a page run code.
+EVIL_ABSTRACT = (
+    "We </script><script>window.__pwned = 'script'</script> study "
+    "<img src=x onerror=\"window.__pwned = 'img'\"> and "
+    "<a href=\"javascript:window.__pwned = 'link'\">links</a> \u2028 <!-- <svg onload=window.__pwned=1>"
+)
+
+
+def mention(concept: str, label: str, role: str = "used") -> Mention:
+    return Mention(0, 1, "x", label, concept, role, "vocab", 0.9, 0, 1)  # type: ignore[arg-type]
+
+
+def make_graph() -> nx.DiGraph:
+    """3 papers, 8 concepts of all five types; one paper and one concept carry XSS payloads."""
+    papers = [
+        Paper("p1", "Graph Neural Networks for Molecular Property Prediction at Scale", "We propose GNN-X for molecules on GPUs.",
+              authors=("Ada Lovelace", "Alan Turing"), year=2025, venue="ICML", url="https://example.org/p1"),
+        Paper("p2", "Retrieval-Augmented Generation with Long Contexts", "RAG evaluated on ImageNet with BLEU.",
+              authors=("Grace Hopper",), year=2024, venue="NeurIPS", url="javascript:window.__pwned='url'"),
+        Paper("p3", "<img src=x onerror=\"window.__pwned='title'\">Evil paper", EVIL_ABSTRACT,
+              authors=("Mallory <b onmouseover=window.__pwned=1>",), year=2023, venue="<i>Venue</i>", url="https://ok.example/p3"),
+    ]
+    concepts = [
+        Concept("method/gnn", "METHOD", "graph neural network", ("GNN",)),
+        Concept("method/message-passing", "METHOD", "message passing", broader=("method/gnn",)),
+        Concept("method/rag", "METHOD", "retrieval-augmented generation", ("RAG",)),
+        Concept("method/evil", "METHOD", "<script>window.__pwned='label'</script>"),
+        Concept("dataset/imagenet", "DATASET", "ImageNet"),
+        Concept("metric/bleu", "METRIC", "BLEU"),
+        Concept("task/molecule", "TASK", "molecular property prediction"),
+        Concept("hardware/gpu", "HARDWARE", "GPU"),
+    ]
+    entities = [
+        PaperEntities("p1", (mention("method/gnn", "METHOD", "proposed"), mention("method/message-passing", "METHOD"),
+                             mention("task/molecule", "TASK"), mention("hardware/gpu", "HARDWARE"))),
+        PaperEntities("p2", (mention("method/rag", "METHOD", "proposed"), mention("dataset/imagenet", "DATASET"),
+                             mention("metric/bleu", "METRIC"), mention("method/gnn", "METHOD"))),
+        PaperEntities("p3", (mention("method/evil", "METHOD"), mention("dataset/imagenet", "DATASET"), mention("method/gnn", "METHOD"))),
+    ]
+    return build_graph(papers, entities, concepts)
+
+
+@pytest.fixture
+def graph_dir(tmp_path: Path) -> Path:
+    save(make_graph(), tmp_path)
+    return tmp_path
+
+
+def json_block(page: str, block_id: str):
+    match = re.search(rf'<script id="{block_id}" type="application/json">(.*?)</script>', page, re.S)
+    assert match, block_id
+    return json.loads(match.group(1))
+
+
+# ---- pieces ----
+
+
+def test_script_json_escapes_everything_that_could_end_a_script() -> None:
+    text = script_json({"a": "</script><!--&\u2028\u2029"})
+    assert text == '{"a":"\\u003c/script\\u003e\\u003c!--\\u0026\\u2028\\u2029"}'
+    assert json.loads(text) == {"a": "</script><!--&\u2028\u2029"}
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("https://arxiv.org/abs/2401.00001", "https://arxiv.org/abs/2401.00001"),
+        ("  http://example.org/a?b=1&c=2 ", "http://example.org/a?b=1&c=2"),
+        ("javascript:alert(1)", None),
+        ("JaVaScRiPt:alert(1)", None),
+        (" javascript:alert(1)", None),
+        ("data:text/html,<script>alert(1)</script>", None),
+        ("//example.org/x", None),
+        ("https://example.org/\"onmouseover=alert(1)", None),
+        ("/relative/path", None),
+        (None, None),
+        (42, None),
+    ],
+)
+def test_safe_url_keeps_only_absolute_http_urls(url, expected) -> None:
+    assert safe_url(url) == expected
+
+
+def test_short_title_cuts_at_a_word_boundary() -> None:
+    assert short_title("Attention Is All You Need") == "Attention Is All You Need"
+    assert short_title("Graph Neural Networks for Molecular Property Prediction at Scale") == "Graph Neural Networks for Molecular…"
+    assert short_title("x" * 50) == "x" * 40 + "…"
+
+
+# ---- choosing what to draw ----
+
+
+def concept_ids(graph: nx.DiGraph) -> list[str]:
+    return sorted(key for key, data in graph.nodes(data=True) if data["kind"] == "concept")
+
+
+def test_select_keeps_everything_by_default() -> None:
+    graph = make_graph()
+    view, applied = select_subgraph(graph)
+    assert applied == 1
+    assert sorted(view) == sorted(graph)
+    assert view.number_of_edges() == graph.number_of_edges() == 12  # 11 mentions + 1 broader
+
+
+def test_select_by_type_keeps_papers() -> None:
+    view, _ = select_subgraph(make_graph(), types=["dataset", "METRIC"])
+    assert concept_ids(view) == ["concept:dataset/imagenet", "concept:metric/bleu"]
+    assert sorted(k for k in view if k.startswith("paper:")) == ["paper:p1", "paper:p2", "paper:p3"]
+
+
+def test_select_min_papers_drops_rare_concepts() -> None:
+    view, applied = select_subgraph(make_graph(), min_papers=2)
+    assert applied == 2
+    assert concept_ids(view) == ["concept:dataset/imagenet", "concept:method/gnn"]
+
+
+def test_select_focus_and_depth() -> None:
+    graph = make_graph()
+    view, _ = select_subgraph(graph, focus="p1", depth=1)
+    assert sorted(view) == ["concept:hardware/gpu", "concept:method/gnn", "concept:method/message-passing", "concept:task/molecule", "paper:p1"]
+    view, _ = select_subgraph(graph, focus="molecular property", depth=2)  # title fragment; p2, p3 share GNN
+    assert {"paper:p2", "paper:p3"} <= set(view) and "concept:metric/bleu" not in view
+
+
+def test_select_chooses_min_papers_automatically_for_big_graphs() -> None:
+    # 3 papers + 8 concepts = 11 nodes; a budget of 5 leaves room for the 2 concepts in 2 papers.
+    view, applied = select_subgraph(make_graph(), max_nodes=5)
+    assert applied == 2
+    assert len(view) == 5
+
+
+def test_select_rejects_bad_arguments() -> None:
+    with pytest.raises(ValueError, match="unknown concept type"):
+        select_subgraph(make_graph(), types=["PERSON"])
+    with pytest.raises(ValueError, match="min_papers must be 1 or more"):
+        select_subgraph(make_graph(), min_papers=0)
+
+
+# ---- the page ----
+
+
+def test_page_is_self_contained_and_offline() -> None:
+    page = render_html(make_graph())
+    # No element that fetches anything: no <link>, no src/href attribute pointing outside.
+    assert "<link" not in page
+    assert re.findall(r"<(?:script|img|iframe|link|source|embed|object)\b[^>]*\b(?:src|href|data)\s*=", page, re.I) == []
+    for host in ("jsdelivr", "cdnjs", "cloudflare", "bootstrap", "unpkg"):  # pyvis templates' CDN links
+        assert host not in page.lower()
+    assert len(re.findall(r"^<script>", page, re.M)) == 2  # vis-network and kg's script, both inline
+    assert "new vis.Network" in page
+
+
+def test_page_csp_allows_exactly_its_own_scripts() -> None:
+    page = render_html(make_graph())
+    csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', page).group(1)
+    assert csp.startswith("default-src 'none'; script-src 'sha256-")
+    bodies = re.findall(r"<script>(.*?)</script>", page, re.S)
+    expected = ["'sha256-" + base64.b64encode(hashlib.sha256(body.encode()).digest()).decode() + "'" for body in bodies]
+    assert re.search(r"script-src ([^;]+);", csp).group(1).split() == expected
+    assert "unsafe-inline" not in csp.split("script-src")[1].split(";")[0]
+
+
+def test_page_embeds_corpus_text_inert() -> None:
+    page = render_html(make_graph())
+    for raw in ("<script>window", "<img src=x", "<a href=\"javascript", "</script><script>", "<svg onload", "\u2028"):
+        assert raw not in page
+    nodes = {node["id"]: node for node in json_block(page, "kg-nodes")}
+    evil = nodes["paper:p3"]["kg"]
+    assert evil["abstract"] == " ".join(EVIL_ABSTRACT.split())  # the text survives intact, as data
+    assert nodes["paper:p2"]["kg"]["url"] is None  # javascript: URL dropped
+    assert nodes["paper:p1"]["kg"]["url"] == "https://example.org/p1"
+    assert nodes["concept:method/evil"]["label"] == "<script>window.__pwned='label'</script>"
+
+
+def test_page_nodes_styles_and_edges() -> None:
+    page = render_html(make_graph())
+    nodes = {node["id"]: node for node in json_block(page, "kg-nodes")}
+    assert len(nodes) == 11
+    assert nodes["paper:p1"]["group"] == "paper"
+    assert nodes["paper:p1"]["label"] == "Graph Neural Networks for Molecular…"
+    assert nodes["concept:method/gnn"]["label"] == "graph neural network"
+    assert nodes["concept:method/gnn"]["kg"] == {"papers": 3, "alt_labels": ["GNN"]}
+    # size by degree: GNN (3 papers + 1 narrower concept) is the biggest concept
+    assert max((n for n in nodes.values() if n["group"] != "paper"), key=lambda n: n["size"])["id"] == "concept:method/gnn"
+    assert all(isinstance(n["x"], float) and isinstance(n["y"], float) for n in nodes.values())
+    edges = json_block(page, "kg-edges")
+    assert len(edges) == 12
+    assert {"from": "concept:method/message-passing", "to": "concept:method/gnn", "dashes": True, "kind": "broader"} in edges
+    assert {"from": "paper:p1", "to": "concept:method/gnn", "width": 2, "kind": "proposed"} in edges
+    options = json_block(page, "kg-options")
+    assert options["physics"] == {"enabled": False}
+    assert options["edges"]["smooth"] is False
+    assert set(options["groups"]) == {"paper", "METHOD", "DATASET", "TASK", "METRIC", "HARDWARE"}
+
+
+def test_page_is_deterministic() -> None:
+    assert render_html(make_graph()) == render_html(make_graph())
+
+
+def test_write_html_reports_what_it_drew(tmp_path: Path) -> None:
+    summary = write_html(make_graph(), tmp_path / "g.html", min_papers=2)
+    page = (tmp_path / "g.html").read_text(encoding="utf-8")
+    assert (summary.nodes, summary.papers, summary.concepts, summary.edges, summary.min_papers) == (5, 3, 2, 5, 2)
+    assert summary.bytes == len(page.encode("utf-8"))
+    assert 'id="kg-threshold" type="range" min="2"' in page
+
+
+# ---- the command ----
+
+
+def test_cli_writes_graph_html_beside_the_graph(graph_dir: Path, capsys) -> None:
+    assert main(["html", "--graph", str(graph_dir)]) == 0
+    out = capsys.readouterr().out
+    size = (graph_dir / "graph.html").stat().st_size
+    assert out == f"Wrote {graph_dir / 'graph.html'} ({size / 1e6:.1f} MB): 3 papers, 8 concepts (in ≥ 1 papers), 12 edges\n"
+
+
+def test_cli_options(graph_dir: Path, tmp_path: Path, capsys) -> None:
+    target = tmp_path / "sub" / "focus.html"
+    code = main(["html", "--graph", str(graph_dir / "graph.json"), "-o", str(target), "--focus", "p2", "--depth", "1", "--types", "method,dataset"])
+    assert code == 0
+    assert "1 papers, 3 concepts (in ≥ 1 papers), 3 edges" in capsys.readouterr().out
+    nodes = {node["id"] for node in json_block(target.read_text(encoding="utf-8"), "kg-nodes")}
+    assert nodes == {"paper:p2", "concept:method/rag", "concept:method/gnn", "concept:dataset/imagenet"}
+
+
+def test_cli_missing_graph(tmp_path: Path, capsys) -> None:
+    assert main(["html", "--graph", str(tmp_path / "nowhere")]) == 10
+    assert capsys.readouterr().err == f"Error: no graph at {tmp_path / 'nowhere'}; run `kg build INPUT… -o {tmp_path}` first\n"
+
+
+def test_cli_unknown_paper(graph_dir: Path, capsys) -> None:
+    assert main(["html", "--graph", str(graph_dir), "--focus", "Retrieval-Augmented Generation with Long Context"]) == 0
+    capsys.readouterr()
+    assert main(["html", "--graph", str(graph_dir), "--focus", "Retrieval Augmented Generation With Long Contexts!"]) == 11
+    assert capsys.readouterr().err == (
+        "Error: no paper 'Retrieval Augmented Generation With Long Contexts!' in the graph; "
+        "closest titles: Retrieval-Augmented Generation with Long Contexts\n"
+    )
+
+
+def test_cli_ambiguous_paper(graph_dir: Path, capsys) -> None:
+    assert main(["html", "--graph", str(graph_dir), "--focus", "ra"]) == 12
+    err = capsys.readouterr().err
+    assert err.startswith("Error: 'ra' matches 2 papers: p1: Graph Neural Networks")
+    assert "p2: Retrieval-Augmented Generation with Long Contexts" in err
+
+
+def test_cli_bad_types(graph_dir: Path, capsys) -> None:
+    assert main(["html", "--graph", str(graph_dir), "--types", "METHOD,PERSON"]) == 2
+    assert "Error: Invalid value for '--types': unknown type PERSON (choose from METHOD, DATASET, HARDWARE, METRIC, TASK)" in capsys.readouterr().err
+
+
+def test_cli_bad_min_papers(graph_dir: Path, capsys) -> None:
+    assert main(["html", "--graph", str(graph_dir), "--min-papers", "0"]) == 2
+    assert "Invalid value for '--min-papers': 0 is not in the range x>=1." in capsys.readouterr().err
+
+
+def test_cli_unwritable_output(graph_dir: Path, capsys) -> None:
+    (graph_dir / "blocker").write_text("a file, not a folder")
+    assert main(["html", "--graph", str(graph_dir), "-o", str(graph_dir / "blocker" / "g.html")]) == 18
+    assert capsys.readouterr().err.startswith(f"Error: cannot write {graph_dir / 'blocker' / 'g.html'}: ")

@@ -1,0 +1,200 @@
+"""kg html in a real browser: Debian's headless Chromium driven by Playwright, network off.
+
+Skipped when chromium or Playwright is missing; CI (`.ci/run`) installs both.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kg.html import write_html
+
+from test_html import make_graph
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+playwright_api = pytest.importorskip("playwright.sync_api")
+if CHROMIUM is None:
+    pytest.skip("chromium is not installed", allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator:
+    with playwright_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+        )
+        yield browser
+        browser.close()
+
+
+class Page:
+    """An opened kg page plus everything it logged or tried to fetch."""
+
+    def __init__(self, browser, path: Path) -> None:
+        self.context = browser.new_context(viewport={"width": 1280, "height": 800})
+        self.blocked: list[str] = []
+        self.requests: list[str] = []
+        self.errors: list[str] = []
+        # The network is off: anything that is not the file itself is refused (and recorded).
+        self.context.route("**/*", self._route)
+        self.page = self.context.new_page()
+        self.page.on("request", lambda request: self.requests.append(request.url))
+        self.page.on("console", lambda message: message.type in ("error", "warning") and self.errors.append(f"{message.type}: {message.text}"))
+        self.page.on("pageerror", lambda error: self.errors.append(f"pageerror: {error}"))
+        self.page.on("dialog", lambda dialog: (self.errors.append(f"dialog: {dialog.message}"), dialog.dismiss()))
+        self.page.goto(path.as_uri())
+        self.page.wait_for_function("window.kgReady === true", timeout=30_000)
+
+    def _route(self, route) -> None:
+        if route.request.url.startswith("file://"):
+            route.continue_()
+        else:
+            self.blocked.append(route.request.url)
+            route.abort()
+
+    def js(self, expression: str, arg=None):
+        return self.page.evaluate(expression, arg)
+
+    def drawn_nodes(self) -> list[str]:
+        """Ids of the nodes vis-network currently draws (hidden ones excluded)."""
+        return sorted(self.js("kgNetwork.body.nodeIndices"))
+
+    def node_point(self, node_id: str) -> tuple[float, float]:
+        """Page coordinates of a node's centre."""
+        x, y = self.js(
+            """id => { const p = kgNetwork.canvasToDOM(kgNetwork.getPositions([id])[id]);
+                       const r = document.getElementById('kg-network').getBoundingClientRect();
+                       return [p.x + r.left, p.y + r.top]; }""",
+            node_id,
+        )
+        return x, y
+
+    def close(self) -> None:
+        self.context.close()
+
+
+@pytest.fixture
+def open_page(browser, tmp_path: Path) -> Iterator:
+    pages: list[Page] = []
+
+    def opener(**options) -> Page:
+        path = tmp_path / f"graph{len(pages)}.html"
+        write_html(make_graph(), path, **options)
+        page = Page(browser, path)
+        pages.append(page)
+        return page
+
+    yield opener
+    for page in pages:
+        assert page.errors == [], "console errors"
+        assert page.blocked == [], "tried to fetch"
+        assert all(url.startswith("file://") for url in page.requests)
+        assert page.js("window.__pwned") is None, "corpus text executed"
+        page.close()
+
+
+ALL_NODES = sorted(make_graph())
+
+
+def test_page_draws_every_node_offline(open_page) -> None:
+    page = open_page()
+    assert page.drawn_nodes() == ALL_NODES
+    assert page.js("kgNetwork.body.data.edges.length") == 12
+    # Something is actually painted on the canvas (not a blank page).
+    painted = page.js(
+        """() => { const c = document.querySelector('#kg-network canvas');
+                   const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+                   let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++; return n; }"""
+    )
+    assert painted > 1000
+    assert page.js("document.getElementById('kg-stats').textContent") == "3 papers · 8 concepts shown"
+    assert page.js("[...document.querySelectorAll('.kg-toggle span:not(.kg-count)')].map(s => s.textContent)") == [
+        "Paper", "Method", "Dataset", "Task", "Metric", "Hardware",
+    ]
+
+
+def test_search_finds_and_focuses_a_node(open_page) -> None:
+    page = open_page()
+    page.page.fill("#kg-search", "MOLECULAR property")
+    results = page.js("[...document.querySelectorAll('#kg-results li')].map(li => li.textContent)")
+    assert results == ["molecular property predictionTask", "Graph Neural Networks for Molecular Property Prediction at ScalePaper"]
+    page.page.press("#kg-search", "Enter")
+    assert page.js("kgNetwork.getSelectedNodes()") == ["concept:task/molecule"]
+    page.page.wait_for_timeout(600)  # the focus animation
+    view = page.js("kgNetwork.getViewPosition()")
+    node = page.js("kgNetwork.getPositions(['concept:task/molecule'])['concept:task/molecule']")
+    assert abs(view["x"] - node["x"]) < 1 and abs(view["y"] - node["y"]) < 1
+    assert page.js("document.getElementById('kg-panel').hidden") is False
+    assert page.js("document.querySelector('#kg-panel h2').textContent") == "molecular property prediction"
+    # Alternative labels are searched too.
+    assert page.js("kgFind('rag')") == ["concept:method/rag"]
+
+
+def test_type_toggles_and_threshold_hide_nodes(open_page) -> None:
+    page = open_page()
+    page.page.uncheck('.kg-toggle input[value="METHOD"]')
+    methods = {"concept:method/gnn", "concept:method/message-passing", "concept:method/rag", "concept:method/evil"}
+    assert page.drawn_nodes() == sorted(set(ALL_NODES) - methods)
+    page.page.uncheck('.kg-toggle input[value="paper"]')
+    assert page.drawn_nodes() == ["concept:dataset/imagenet", "concept:hardware/gpu", "concept:metric/bleu", "concept:task/molecule"]
+    page.page.check('.kg-toggle input[value="METHOD"]')
+    page.page.check('.kg-toggle input[value="paper"]')
+    assert page.drawn_nodes() == ALL_NODES
+    # Threshold: concepts in fewer than 2 papers disappear.
+    page.js("() => { const s = document.getElementById('kg-threshold'); s.value = '2'; s.dispatchEvent(new Event('input')); }")
+    assert page.drawn_nodes() == ["concept:dataset/imagenet", "concept:method/gnn", "paper:p1", "paper:p2", "paper:p3"]
+    assert page.js("document.getElementById('kg-threshold-value').textContent") == "2"
+
+
+def test_click_highlights_neighbourhood_and_shows_details(open_page) -> None:
+    page = open_page()
+    page.page.mouse.click(*page.node_point("paper:p1"))
+    assert page.js("kgNetwork.getSelectedNodes()") == ["paper:p1"]
+    faded = page.js("kgNodes.get().filter(n => n.color && n.color.background === '#e5e7eb').map(n => n.id).sort()")
+    assert faded == ["concept:dataset/imagenet", "concept:method/evil", "concept:method/rag", "concept:metric/bleu", "paper:p2", "paper:p3"]
+    panel = page.js("[...document.getElementById('kg-panel-body').children].map(e => e.textContent)")
+    assert panel == [
+        "Paper", "Graph Neural Networks for Molecular Property Prediction at Scale", "ICML · 2025", "Ada Lovelace, Alan Turing",
+        "We propose GNN-X for molecules on GPUs.", "Open paper ↗",
+        "Methods", "graph neural networkmessage passing", "Tasks", "molecular property prediction", "Hardware", "GPU",
+    ]
+    assert page.js("document.querySelector('#kg-panel a').href") == "https://example.org/p1"
+    # Clicking empty space clears it.
+    empty = (300, 760)
+    on_canvas = "p => { const r = document.getElementById('kg-network').getBoundingClientRect(); return kgNetwork.getNodeAt({x: p[0] - r.left, y: p[1] - r.top}); }"
+    assert page.js(on_canvas, list(empty)) is None
+    page.page.mouse.click(*empty)
+    assert page.js("document.getElementById('kg-panel').hidden") is True
+    assert page.js("kgNodes.get().filter(n => n.color && n.color.background === '#e5e7eb').length") == 0
+
+
+def test_corpus_payloads_never_execute(open_page) -> None:
+    page = open_page()
+    # Hover (tooltip) and click (side panel) the paper and the concept that carry payloads.
+    for node_id in ("paper:p3", "concept:method/evil", "paper:p2"):
+        x, y = page.node_point(node_id)
+        page.page.mouse.move(x, y)
+        page.page.wait_for_selector("#kg-tooltip:not([hidden])")
+        page.page.mouse.click(x, y)
+        assert page.js("kgNetwork.getSelectedNodes()") == [node_id]
+        assert page.js("window.__pwned") is None
+    # Search for it and open it from the results too.
+    page.page.fill("#kg-search", "evil")
+    page.page.press("#kg-search", "Enter")
+    page.page.wait_for_timeout(300)
+    assert page.js("document.querySelector('#kg-panel h2').textContent") == "<img src=x onerror=\"window.__pwned='title'\">Evil paper"
+    abstract = page.js("document.querySelector('#kg-panel .kg-abstract').textContent")
+    assert "<script>window.__pwned = 'script'</script>" in abstract
+    # The payloads are text: no element was made from them, and no javascript: link exists.
+    assert page.js("document.querySelectorAll('img, iframe, svg script, #kg-panel script, #kg-tooltip *:not(div):not(strong):not(b)').length") == 0
+    assert page.js("[...document.querySelectorAll('a')].map(a => a.href)") == ["https://ok.example/p3"]
+    page.page.mouse.click(*page.node_point("paper:p2"))  # javascript: URL: no link at all
+    assert page.js("document.querySelectorAll('#kg-panel a').length") == 0
+    page.page.wait_for_timeout(200)
+    assert page.js("window.__pwned") is None
