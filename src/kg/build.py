@@ -89,6 +89,10 @@ def build(
     graph = build_graph(corpus.papers, resolution.entities, resolution.concepts, meta=meta)
     graph_path = save(graph, out)
     outputs.extend([str(entities_path), str(concepts_path), str(graph_path)])
+    # The related-papers index, so `kg related` answers without loading graph.json.
+    from kg.related import write_index
+
+    outputs.append(str(write_index(graph, out)))
     concepts_by_type = dict(sorted(Counter(concept.type for concept in resolution.concepts).items()))
     edges = graph.number_of_edges()
 

@@ -38,6 +38,7 @@ class Paper:
     title_derived: bool = False  # True when the corpus gave no title and kg made one up
     source: str = ""  # "file:line" (or "file:record N") where the record was read
     duplicate_sources: tuple[str, ...] = ()  # other records with the same abstract, merged here
+    alt_ids: tuple[str, ...] = ()  # ids those merged records had (or a given id made unique), for look-up
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

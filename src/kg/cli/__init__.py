@@ -20,6 +20,7 @@ COMMANDS: dict[str, str] = {
     "build": "kg.cli.build:build",
     "export": "kg.cli.export:export",
     "html": "kg.cli.html:html",
+    "related": "kg.cli.related:related",
     "serve": "kg.cli.serve:serve",
     "sparql": "kg.cli.sparql:sparql",
 }

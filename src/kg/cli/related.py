@@ -1,0 +1,51 @@
+"""`kg related PAPER`: related work by shared concepts, with the reasons.
+
+Reads ``GRAPH/related.idx`` (written by `kg build`) so it starts fast; never imports spaCy.
+"""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+
+@click.command()
+@click.argument("paper")
+@click.option("-k", "--top", default=10, show_default=True, type=click.IntRange(min=1), help="How many related papers.")
+@click.option("--types", default=None, metavar="TYPE,…", help="Count only shared concepts of these types (METHOD, DATASET, TASK, METRIC, HARDWARE).")
+@click.option("--graph", "graph_dir", default="out", show_default=True, type=click.Path(), help="Folder written by `kg build`.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+@click.option("--reasons", "max_reasons", default=5, show_default=True, type=click.IntRange(min=0), help="Shared concepts shown per result (text output; --json shows all).")
+def related(paper: str, top: int, types: str | None, graph_dir: str, as_json: bool, max_reasons: int) -> None:
+    """Papers related to PAPER: an id, a title, or words of the title in any order.
+
+    Papers are ranked by the concepts they share with PAPER, rare concepts and
+    proposed (not merely used) ones counting more; each result lists the shared
+    concepts that explain its score, strongest first.
+    """
+    from kg.related import find_related, parse_types
+
+    try:
+        wanted = parse_types(types)
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="--types") from None
+    result = find_related(graph_dir, paper, top=top, types=wanted)
+    if as_json:
+        click.echo(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
+    else:
+        click.echo(render(result, max_reasons=max_reasons))
+
+
+def render(result, *, max_reasons: int) -> str:
+    lines = [f"Related to {result.query_id}: {result.query_title}"]
+    if not result.results:
+        lines.append("  (no paper shares a concept with it)")
+    for rank, paper in enumerate(result.results, start=1):
+        lines.append(f"{rank:>3}. {paper.score:.3f}  {paper.id}  {paper.title}")
+        for reason in paper.reasons[:max_reasons]:
+            roles = f"{reason.query_role}/{reason.candidate_role}"
+            lines.append(f"         +{reason.contribution:.3f}  {reason.label} [{reason.type}] ({roles})")
+        if len(paper.reasons) > max_reasons:
+            lines.append(f"         … {len(paper.reasons) - max_reasons} more shared concepts")
+    return "\n".join(lines)

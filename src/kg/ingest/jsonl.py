@@ -1,0 +1,94 @@
+"""JSON Lines (one object per line) and JSON (an array of objects, or one object)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+from kg.errors import MalformedRecord
+from kg.ingest.records import RawRecord
+
+_WHITESPACE = " \t\n\r"
+
+
+def read_json_lines(text: str, *, path: str) -> Iterator[RawRecord | MalformedRecord]:
+    """One record per non-blank line; a bad line is yielded as an error so `--skip-invalid` can go on."""
+    loads = json.loads
+    for number, line in enumerate(text.split("\n"), 1):
+        if not line or line.isspace():
+            continue
+        try:
+            value = loads(line)
+        except json.JSONDecodeError as error:
+            yield MalformedRecord(f"not valid JSON: {error.msg} (column {error.colno})", path=path, line=number)
+            continue
+        if isinstance(value, dict):
+            yield RawRecord(number, value)
+        else:
+            yield MalformedRecord(f"expected a JSON object, found {_kind(value)}", path=path, line=number)
+
+
+def read_json(text: str, *, path: str) -> Iterator[RawRecord | MalformedRecord]:
+    """An array of objects, a single object, or (despite the .json name) JSON Lines.
+
+    Records in an array are located by line for messages; a syntax error inside the array
+    cannot be skipped (the rest of the array cannot be found reliably), so it is raised.
+    """
+    start = len(text) - len(text.lstrip(_WHITESPACE))
+    if text.startswith("[", start):
+        yield from _read_array(text, start, path=path)
+        return
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        if error.msg == "Extra data":  # several top-level values: JSON Lines in a .json file
+            yield from read_json_lines(text, path=path)
+            return
+        raise MalformedRecord(f"not valid JSON: {error.msg} (column {error.colno})", path=path, line=error.lineno) from None
+    if not isinstance(value, dict):
+        raise MalformedRecord(f"expected a JSON array or object, found {_kind(value)}", path=path, line=1)
+    yield RawRecord(text.count("\n", 0, start) + 1, value)
+
+
+def _read_array(text: str, start: int, *, path: str) -> Iterator[RawRecord | MalformedRecord]:
+    decoder = json.JSONDecoder()
+    position = _skip(text, start + 1)
+    line, counted = 1, 0
+    expect_value = True
+    while True:
+        if position >= len(text):
+            raise MalformedRecord("not valid JSON: the array is not closed with ']'", path=path, line=text.count("\n") + 1)
+        if text[position] == "]" and (not expect_value or counted == 0):
+            break
+        try:
+            value, end = decoder.raw_decode(text, position)
+        except json.JSONDecodeError as error:
+            raise MalformedRecord(f"not valid JSON: {error.msg} (column {error.colno})", path=path, line=error.lineno) from None
+        line += text.count("\n", counted, position)
+        counted = position
+        if isinstance(value, dict):
+            yield RawRecord(line, value)
+        else:
+            yield MalformedRecord(f"expected a JSON object, found {_kind(value)}", path=path, line=line)
+        position = _skip(text, end)
+        if position < len(text) and text[position] == ",":
+            position = _skip(text, position + 1)
+            expect_value = True
+        else:
+            expect_value = False
+            if position >= len(text) or text[position] != "]":
+                where = text.count("\n", 0, min(position, len(text))) + 1
+                raise MalformedRecord("not valid JSON: expected ',' or ']' after an array item", path=path, line=where)
+    trailing = _skip(text, position + 1)
+    if trailing < len(text):
+        raise MalformedRecord("not valid JSON: extra data after the array", path=path, line=text.count("\n", 0, trailing) + 1)
+
+
+def _skip(text: str, position: int) -> int:
+    while position < len(text) and text[position] in _WHITESPACE:
+        position += 1
+    return position
+
+
+def _kind(value: object) -> str:
+    return {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(type(value), "a number")

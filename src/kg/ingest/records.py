@@ -1,0 +1,256 @@
+"""From one raw record (a dict of whatever fields a file had) to a `Paper`.
+
+Readers only split files into records; this module knows the field names and their aliases,
+normalises values (whitespace, authors, years, DOIs, arXiv ids) and applies the identity rule.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from kg import ids
+from kg.errors import EmptyAbstract, MalformedRecord
+from kg.ingest.titles import derive_title
+from kg.model import Paper
+
+
+@dataclass(frozen=True, slots=True)
+class RawRecord:
+    """One record as a reader found it: its first line in the file and its fields."""
+
+    line: int
+    fields: Mapping[str, Any]
+
+
+# Canonical field → accepted names, first non-empty one wins. Names are compared after
+# lower-casing and turning spaces/hyphens into underscores ("Abstract Note" → abstract_note).
+ALIASES: dict[str, tuple[str, ...]] = {
+    "id": ("id", "paper_id", "key"),
+    "title": ("title", "paper_title"),
+    "abstract": ("abstract", "summary", "text", "abstract_note"),
+    "authors": ("authors", "author", "creators"),
+    "year": ("year", "publication_year", "date", "published"),
+    "venue": ("venue", "journal", "booktitle", "publication_title", "conference"),
+    "url": ("url", "link"),
+    "doi": ("doi",),
+    "arxiv_id": ("arxiv_id", "arxiv", "eprint"),
+    "keywords": ("keywords", "tags", "manual_tags"),
+}
+ABSTRACT_NAMES = ALIASES["abstract"]
+
+# Venues that are preprint servers, not where a paper was published (used to rank duplicates).
+PREPRINT_VENUES = frozenset({"arxiv", "corr", "biorxiv", "medrxiv", "ssrn", "techrxiv", "preprint"})
+
+_KEY_SEPARATORS = re.compile(r"[\s\-]+")
+# C0 controls except whitespace, DEL and C1 controls: never useful in a title or abstract.
+_CONTROLS = dict.fromkeys([*range(0x00, 0x09), *range(0x0E, 0x1C), 0x7F, *range(0x80, 0xA0)])
+_HAS_CONTROL = re.compile("[\x00-\x08\x0e-\x1b\x7f-\x9f]")
+_YEAR = re.compile(r"\b(1[89]\d\d|2[01]\d\d)\b")
+_VENUE_WITH_YEAR = re.compile(r"^(?P<venue>.*?\S)\s*['’]?\s*(?P<year>(?:19|20)\d\d)$")
+_ARXIV_VENUE = re.compile(r"^(?:arxiv|corr)\b", re.IGNORECASE)
+_NAME_SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv"})
+_SURROGATES = re.compile("[\udc80-\udcff]")
+
+
+@lru_cache(maxsize=4096)  # the same few column names, hundreds of thousands of times
+def normalise_key(name: str) -> str:
+    return _KEY_SEPARATORS.sub("_", name.strip().lower())
+
+
+def clean_text(text: str) -> str:
+    """Control characters removed and whitespace runs collapsed to one space (offsets refer to this)."""
+    if _HAS_CONTROL.search(text):  # rare; translate() is slow, so only when needed
+        text = text.translate(_CONTROLS)
+    return " ".join(text.split())
+
+
+def has_undecodable(text: str) -> bool:
+    """True if `text` holds bytes that were not UTF-8 (decoded with ``surrogateescape``)."""
+    return _SURROGATES.search(text) is not None
+
+
+def to_paper(record: RawRecord, *, path: str) -> Paper:
+    """Normalise one record; raise `EmptyAbstract` or `MalformedRecord` (naming path:line) if unusable."""
+    line = record.line
+    fields = record.fields
+    keys: dict[str, str] = {}
+    for name in fields:
+        keys.setdefault(normalise_key(str(name)), name)
+
+    def get(canonical: str) -> Any:
+        for alias in ALIASES[canonical]:
+            name = keys.get(alias)
+            if name is not None:
+                value = fields[name]
+                if value not in (None, "", [], ()):
+                    return value
+        return None
+
+    def text(canonical: str) -> str | None:
+        value = get(canonical)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            raise MalformedRecord(f"field {canonical!r} should be text, not {_json_type(value)}", path=path, line=line)
+        return clean_text(str(value)) or None
+
+    abstract = text("abstract")
+    title = text("title")
+    if not abstract:
+        if not any(alias in keys for alias in ABSTRACT_NAMES):
+            reason = f"no abstract (expected a field named {', '.join(ABSTRACT_NAMES)})"
+        else:
+            reason = "empty abstract"
+        if title:
+            reason += f" (title {_quote(title)})"
+        raise EmptyAbstract(reason, path=path, line=line)
+
+    year = parse_year(get("year"))
+    venue = text("venue")
+    if venue:
+        bare_venue, venue_year = split_venue_year(venue)
+        if venue_year is not None and year in (None, venue_year):
+            venue, year = bare_venue, venue_year
+    url = text("url")
+    doi = ids.normalise_doi(text("doi")) or ids.doi_from_url(url)
+    given_id = ids.tidy_id(get("id"))
+    arxiv_id = (
+        ids.find_arxiv_id(text("arxiv_id"), bare=True)
+        or ids.find_arxiv_id(given_id)
+        or ids.find_arxiv_id(url)
+        or ids.find_arxiv_id(doi)
+        or (ids.find_arxiv_id(venue) if venue else None)
+    )
+    if venue and _ARXIV_VENUE.match(venue):
+        venue = "arXiv"  # "arXiv preprint arXiv:2001.00001" (Google Scholar BibTeX) says no more than that
+    title_derived = not title
+    if title_derived:
+        title = derive_title(abstract)
+    return Paper(
+        id=ids.paper_id(given=given_id, doi=doi, arxiv_id=arxiv_id, title=title, abstract=abstract),
+        title=title,
+        abstract=abstract,
+        authors=split_authors(get("authors"), path=path, line=line),
+        year=year,
+        venue=venue,
+        url=url,
+        doi=doi,
+        arxiv_id=arxiv_id,
+        keywords=split_keywords(get("keywords"), path=path, line=line),
+        title_derived=title_derived,
+        source=f"{path}:{line}",
+    )
+
+
+def parse_year(value: Any) -> int | None:
+    """2020, "2020", "2020-05-01", 2020.0 → 2020; anything without a plausible year → None."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if 1800 <= value <= 2199 else None
+    if isinstance(value, float) and value.is_integer():
+        return parse_year(int(value))
+    match = _YEAR.search(str(value))
+    return int(match.group(1)) if match else None
+
+
+def split_venue_year(venue: str) -> tuple[str, int | None]:
+    """"ICML 2025" → ("ICML", 2025): the corpus files write venue and year together."""
+    match = _VENUE_WITH_YEAR.match(venue)
+    if not match:
+        return venue, None
+    return match.group("venue"), int(match.group("year"))
+
+
+def split_authors(value: Any, *, path: str, line: int) -> tuple[str, ...]:
+    """Authors as a list (of names or of {"name"}/{"given","family"} objects) or one string.
+
+    Strings: "A; B" and "Last, First; Last, First" split on semicolons; "A and B" and
+    "A, B and C" split on "and" and commas; BibTeX-style "Last, First and Last, First"
+    (every part holding one comma) keeps each "Last, First" together; "A, B" splits on commas.
+    "Last, First" becomes "First Last".
+    """
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        names = _split_author_string(value)
+    elif isinstance(value, (list, tuple)):
+        names = [_author_name(item, path=path, line=line) for item in value]
+    else:
+        raise MalformedRecord(f"field 'authors' should be a list or text, not {_json_type(value)}", path=path, line=line)
+    return tuple(name for name in (clean_text(n) for n in names) if name and name.lower() not in {"others", "et al.", "et al"})
+
+
+def _author_name(item: Any, *, path: str, line: int) -> str:
+    if isinstance(item, str):
+        return _first_last(item) if item.count(",") == 1 else item
+    if isinstance(item, Mapping):
+        if isinstance(item.get("name"), str):
+            return item["name"]
+        parts = [item.get("given"), item.get("family")]
+        if all(isinstance(p, str) or p is None for p in parts) and any(parts):
+            return " ".join(p for p in parts if p)
+    raise MalformedRecord(f"an author should be a name, not {_json_type(item)}", path=path, line=line)
+
+
+def _split_author_string(value: str) -> list[str]:
+    value = value.strip()
+    if ";" in value:
+        return [_first_last(part) for part in value.split(";")]
+    by_and = [part for part in re.split(r"\s+and\s+|\s*&\s*", value) if part.strip()]
+    if len(by_and) > 1 and all(part.count(",") == 1 for part in by_and):
+        return [_first_last(part) for part in by_and]  # BibTeX style: "Smith, John and Doe, Jane"
+    return [name for part in by_and for name in part.split(",")]
+
+
+def _first_last(name: str) -> str:
+    """"Smith, John" → "John Smith"; "Smith, Jr., John" → "John Smith Jr."; other names unchanged."""
+    parts = [p.strip() for p in name.split(",")]
+    if len(parts) == 2 and parts[1].lower().rstrip(".") in _NAME_SUFFIXES:
+        return name  # "Martin Luther King, Jr." is already first-name-first
+    if len(parts) == 2 and all(parts):
+        return f"{parts[1]} {parts[0]}"
+    if len(parts) == 3 and all(parts):
+        return f"{parts[2]} {parts[0]} {parts[1]}"
+    return name
+
+
+def split_keywords(value: Any, *, path: str, line: int) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        items: Iterable[Any] = re.split(r"[;,]", value)
+    elif isinstance(value, (list, tuple)):
+        items = value
+    else:
+        raise MalformedRecord(f"field 'keywords' should be a list or text, not {_json_type(value)}", path=path, line=line)
+    keywords = []
+    for item in items:
+        if not isinstance(item, (str, int, float)) or isinstance(item, bool):
+            raise MalformedRecord(f"a keyword should be text, not {_json_type(item)}", path=path, line=line)
+        keyword = clean_text(str(item))
+        if keyword and keyword not in keywords:
+            keywords.append(keyword)
+    return tuple(keywords)
+
+
+def is_preprint(venue: str | None) -> bool:
+    return venue is not None and venue.lower() in PREPRINT_VENUES
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, bool):
+        return "a boolean"
+    return type(value).__name__
+
+
+def _quote(title: str, limit: int = 60) -> str:
+    return f"“{title if len(title) <= limit else title[: limit - 1] + '…'}”"

@@ -1,0 +1,162 @@
+"""Titles for papers the corpus gives without one (the seed files have abstracts only).
+
+A derived title should let a reader recognise the paper in a list:
+
+* the name the abstract proposes, with what it is —
+  "We propose EQ-VAE, a simple regularization approach that …" → "EQ-VAE: A simple regularization approach";
+  "… we propose Noise Conditional Variational Score Distillation (NCVSD), …" → "NCVSD: Noise Conditional
+  Variational Score Distillation";
+* else the abstract's first clause, without a leading "We study"/"This paper addresses" —
+  "We study universal properties in real-world … datasets." → "Universal properties in real-world … datasets".
+
+Titles are cut at a word boundary to at most `MAX_TITLE` characters (with "…").
+Plain string heuristics on purpose: ingestion must stay fast and free of spaCy.
+"""
+
+from __future__ import annotations
+
+import re
+
+MAX_TITLE = 100
+
+# Markup that hides a name: $\texttt{CTRL}$, **TSV**, <em>X</em>.
+_LATEX_WRAPPED = re.compile(r"\$?\\(?:texttt|textbf|textit|textsc|mathrm|mathbf|mathsf|mathtt|emph|text)\{([^{}]*)\}\$?")
+_MARKUP = re.compile(r"\*\*|__|</?\w+>|\$")
+
+# A sentence end: ". " before an upper-case letter, not after a common abbreviation.
+_SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\bet al)(?<!\bvs)(?<!\bcf)(?<![A-Z])[.!?]\s+(?=[A-Z(\[])")
+
+_PROPOSAL = re.compile(
+    r"\b(?:we|this (?:paper|work|study|article)|our (?:paper|work)|and)\s+(?:(?:\w+ly|thus|then|also|further|therefore|here|now|first)\s+)?"
+    r"(?:propose|present|introduce|develop|design|call|name|term|dub)s?\b\s*",
+    re.IGNORECASE,
+)
+# Words after the verb and before the name: articles, adjectives, generic nouns ("a novel training method").
+_LEAD_WORD = re.compile(r"[a-z][a-z0-9\-]*,?|namely,?|called|dubbed|termed|named")
+# Prepositions and clause starters after which a name is no longer the thing proposed ("a method for LLMs").
+_STOP_WORDS = frozenset(
+    "for to of that which with in on by from as using via where while when whose and or but is are".split()
+)
+# A name: mixed case or several capitals/digits (KAN-AD, xLSTM, MedTok, TetraJet, GPT-4o), not a plain word.
+_NAME = re.compile(r"^(?=\S*[A-Z]\S*[A-Z0-9]|[a-z]+[A-Z])[A-Za-z][\w.\-+]*[\w+]$")
+# "Long Form Words (ACRO)": the long form is the run of capitalised words before the parenthesis.
+_ACRONYM_DEFINITION = re.compile(
+    r"((?:(?:[A-Z0-9][\w\-’']*|of|for|and|via|with|in|on|the|to|a)\s+){1,10})\((?P<acro>[A-Za-z][\w\-+]*[\w+])\)"
+)
+_LONG_FORM_WORD = re.compile(r"[A-Z0-9]")
+_VERSION = re.compile(r"(?:v?\d[\w.]*|[IVX]+),?")  # "7B", "v2", "2.0", "II" after a name
+
+# "We study X" → "X": verbs that introduce the topic rather than belong to it.
+_TOPIC_LEAD = re.compile(
+    r"^(?:in this (?:paper|work|study),?\s+)?(?:we|this (?:paper|work|study|article)|our (?:paper|work))\s+"
+    r"(?:\w+ly\s+)?(?:study|studies|investigate|investigates|consider|considers|address|addresses|"
+    r"explore|explores|examine|examines|analy[sz]e|analy[sz]es|tackle|tackles|revisit|revisits|focus on|focuses on)\s+",
+    re.IGNORECASE,
+)
+_CLAUSE_END = re.compile(r"[;:]\s|,\s+(?:which|where|while|but|whereas|allowing|enabling|making)\b|\s[–—]\s|\s--+\s")
+# A parenthesised citation, "(Kou et al., 2023; Cao et al., 2022)": noise in a title.
+_CITATION = re.compile(r"\s*\([^()]*\b(?:19|20)\d\d[a-z]?\)")
+
+
+def derive_title(abstract: str) -> str:
+    """A short, readable title for an abstract that came without one."""
+    text = _strip_markup(abstract)
+    sentences = _sentences(text)
+    proposed = _proposed_name_title(sentences)
+    if proposed:
+        return proposed
+    return _truncate(_first_clause(sentences[0] if sentences else text))
+
+
+def _strip_markup(text: str) -> str:
+    text = _LATEX_WRAPPED.sub(r"\1", text)
+    return " ".join(_MARKUP.sub("", text).split())
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
+
+
+def _proposed_name_title(sentences: list[str]) -> str | None:
+    for sentence in sentences:
+        verb = _PROPOSAL.search(sentence)
+        if not verb:
+            continue
+        rest = sentence[verb.end() :]
+        title = _from_acronym_definition(rest) or _from_named_thing(rest, _first_clause(sentences[0]))
+        if title:
+            return title
+    return None
+
+
+def _from_acronym_definition(rest: str) -> str | None:
+    """'… framework, Truncated Q-driven Instant Policy Refinement (TIPR), to …' → 'TIPR: Truncated … Refinement'."""
+    head = re.split(r"\b(?:for|to|of|that|which|with|using|by)\s+(?:the |a |an )?[a-z]", rest, maxsplit=1)[0]
+    match = _ACRONYM_DEFINITION.search(head)
+    if not match:
+        return None
+    words = match.group(1).split()
+    while words and not _LONG_FORM_WORD.match(words[0]):  # drop leading "a", "the", "of"
+        words.pop(0)
+    if not words:
+        return None
+    return _truncate(f"{match.group('acro')}: {' '.join(words)}")
+
+
+def _from_named_thing(rest: str, fallback: str) -> str | None:
+    """'MedTok, a multimodal medical code tokenizer that …' → 'MedTok: A multimodal medical code tokenizer'."""
+    tokens = rest.split()
+    before: list[str] = []
+    for index, token in enumerate(tokens[:12]):
+        bare = token.rstrip(",;:.")
+        if _NAME.match(bare):
+            after = tokens[index + 1 :]
+            if not token.endswith(",") and after and after[0].islower() and after[0].rstrip(",") not in _STOP_WORDS:
+                before.append(token)  # "a novel MCTS algorithm, X": MCTS qualifies a noun; keep looking
+                continue
+            if not token.endswith(",") and after and _VERSION.fullmatch(after[0]):  # "xLSTM 7B, a …"
+                bare, token, after = f"{bare} {after[0].rstrip(',')}", after[0], after[1:]
+            description = (_appositive(after) if token.endswith(",") else None) or _description_before(before)
+            return _truncate(f"{bare}: {description or fallback}")
+        if bare.lower() in _STOP_WORDS or not _LEAD_WORD.fullmatch(token):
+            return None
+        before.append(token)
+    return None
+
+
+def _appositive(tokens: list[str]) -> str | None:
+    """The noun phrase after 'NAME,' when it starts with an article: 'a lightweight … vector'."""
+    if not tokens or tokens[0].lower() not in {"a", "an", "the"}:
+        return None
+    phrase = re.split(r",\s", _first_clause(" ".join(tokens)), maxsplit=1)[0]
+    short = re.split(r"\s+(?:that|which|where|who|to|by|using)\s", phrase, maxsplit=1)[0]
+    if len(short.split()) >= 3:  # "a framework" alone says little: keep its relative clause then
+        phrase = short
+    return _capitalise(phrase.rstrip(",;:."))
+
+
+def _description_before(words: list[str]) -> str | None:
+    """'a novel training method' (before 'TetraJet'), minus 'namely', as the description."""
+    cleaned = [w.rstrip(",") for w in words if w.rstrip(",").lower() not in {"namely", "called", "dubbed", "termed", "named"}]
+    if len(cleaned) < 2:  # "a" alone says nothing
+        return None
+    return _capitalise(" ".join(cleaned))
+
+
+def _first_clause(sentence: str) -> str:
+    sentence = _TOPIC_LEAD.sub("", _CITATION.sub("", sentence.strip()))
+    clause = _CLAUSE_END.split(sentence, maxsplit=1)[0]
+    return _capitalise(clause.strip().rstrip(".,;:"))
+
+
+def _capitalise(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _truncate(title: str, limit: int = MAX_TITLE) -> str:
+    if len(title) <= limit:
+        return title
+    cut = title[: limit - 1]
+    if " " in cut:
+        cut = cut[: cut.rfind(" ")]
+    return cut.rstrip(",;:-–— ") + "…"

@@ -1,0 +1,539 @@
+"""Related work: rank papers by the concepts they share with a query paper, with reasons.
+
+Scoring is a cosine between weighted concept vectors. A paper's weight for a concept is
+
+    role weight (proposed > used) × (1 + ln mentions) × idf,   idf = ln(1 + N / df)
+
+so rare concepts count more than ubiquitous ones and what a paper *proposes* counts more
+than what it merely uses. Each shared concept's term of the cosine is its contribution;
+the contributions of a result add up to its score and are its reasons, strongest first.
+Ties are broken by paper id, so the ranking is deterministic.
+
+The ranking runs on a `RelatedIndex`: compact posting lists (concept → papers and paper →
+concepts) built from the networkx graph. `kg build` also writes the index next to
+graph.json (``related.idx``, versioned JSON with packed arrays) so that `kg related`
+answers without loading the whole graph — or networkx, or spaCy. A missing or stale
+index falls back to the graph; both paths run the same code on the same numbers, so they
+return the identical ranking.
+
+Paper author keywords are deliberately *not* used: they are the relevance judgments of
+``bench/related_eval.py``.
+"""
+
+from __future__ import annotations
+
+import array
+import bisect
+import heapq
+import itertools
+import json
+import math
+import mmap
+import os
+import re
+import sys
+import weakref
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kg.atomic import atomic_open
+from kg.errors import AmbiguousPaper, GraphNotFound, PaperNotFound
+from kg.model import ENTITY_TYPES
+
+if TYPE_CHECKING:  # networkx is imported only by the graph fallback: it costs ~0.4 s
+    import networkx as nx
+
+INDEX_FILE = "related.idx"
+INDEX_FORMAT = "kg-related-index"
+INDEX_VERSION = 1
+MAGIC = b"KGRELIDX"
+GRAPH_FILE = "graph.json"  # == kg.graph.GRAPH_FILE (not imported: kg.graph imports networkx)
+
+# Scoring parameters. They are stored in the index; an index written with other values is stale.
+SCORING: dict[str, float] = {"proposed": 2.0, "used": 1.0}
+
+CANDIDATES_SHOWN = 10
+Numbers = array.array | memoryview  # packed ints/doubles: built in memory, or viewed in a mapped file  # ambiguity / not-found messages list at most this many papers
+
+
+@dataclass(frozen=True, slots=True)
+class Reason:
+    """One shared concept and how much it adds to a result's score."""
+
+    concept: str  # concept id
+    label: str
+    type: str
+    contribution: float
+    query_role: str  # "proposed" | "used": the query paper's role for the concept
+    candidate_role: str  # the related paper's role
+
+
+@dataclass(frozen=True, slots=True)
+class RelatedPaper:
+    id: str
+    title: str
+    score: float
+    reasons: tuple[Reason, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class RelatedResult:
+    """What `kg related` shows: the resolved query paper and its ranked related papers."""
+
+    query_id: str
+    query_title: str
+    results: tuple[RelatedPaper, ...]
+    source: str  # "index" (related.idx) or "graph" (graph.json, the fallback)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "query": {"id": self.query_id, "title": self.query_title},
+            "results": [result.to_dict() for result in self.results],
+        }
+
+
+# A posting's code packs the role and the mention count into one int: mentions * 2 + proposed.
+def _code(role: str, mentions: int) -> int:
+    return max(int(mentions), 1) * 2 + (role == "proposed")
+
+
+def _role(code: int) -> str:
+    return "proposed" if code & 1 else "used"
+
+
+def _idf(papers: int, df: int) -> float:
+    return math.log(1.0 + papers / df)
+
+
+def _term(code: int, idf: float, scoring: dict[str, float]) -> float:
+    role_weight = scoring["proposed"] if code & 1 else scoring["used"]
+    return role_weight * (1.0 + math.log(code >> 1)) * idf
+
+
+class RelatedIndex:
+    """Posting lists of the paper–concept graph, ready for ranking.
+
+    Papers and concepts are numbered in sorted-id order; ``concept_ptr``/``concept_papers``/
+    ``concept_codes`` list each concept's papers (CSR), ``paper_ptr``/``paper_concepts``/
+    ``paper_codes`` each paper's concepts, and ``norms`` each paper's vector length.
+    """
+
+    def __init__(
+        self,
+        *,
+        paper_ids: list[str],
+        titles: list[str],
+        concept_ids: list[str],
+        concept_labels: list[str],
+        concept_types: list[str],
+        paper_ptr: Numbers,
+        paper_concepts: Numbers,
+        paper_codes: Numbers,
+        concept_ptr: Numbers,
+        concept_papers: Numbers,
+        concept_codes: Numbers,
+        norms: Numbers,
+        scoring: dict[str, float],
+        folded_titles: str | None = None,
+    ) -> None:
+        self.paper_ids = paper_ids
+        self.titles = titles
+        self.concept_ids = concept_ids
+        self.concept_labels = concept_labels
+        self.concept_types = concept_types
+        self.paper_ptr = paper_ptr
+        self.paper_concepts = paper_concepts
+        self.paper_codes = paper_codes
+        self.concept_ptr = concept_ptr
+        self.concept_papers = concept_papers
+        self.concept_codes = concept_codes
+        self.norms = norms
+        self.scoring = dict(scoring)
+        # All titles case-folded, one per line: a lookup is one C-speed scan of one string.
+        self.folded_titles = "\n".join(titles).casefold() if folded_titles is None else folded_titles
+        self._paper_number = {paper_id: number for number, paper_id in enumerate(paper_ids)}
+        self._starts: list[int] | None = None
+
+    # -- construction -------------------------------------------------------------------
+
+    @classmethod
+    def from_graph(cls, graph: nx.DiGraph, *, scoring: dict[str, float] | None = None) -> RelatedIndex:
+        scoring = dict(SCORING if scoring is None else scoring)
+        papers = sorted((key, data) for key, data in graph.nodes(data=True) if data.get("kind") == "paper")
+        concepts = sorted((key, data) for key, data in graph.nodes(data=True) if data.get("kind") == "concept")
+        paper_number = {key: number for number, (key, _) in enumerate(papers)}
+        concept_number = {key: number for number, (key, _) in enumerate(concepts)}
+
+        by_paper: list[list[tuple[int, int]]] = [[] for _ in papers]
+        by_concept: list[list[tuple[int, int]]] = [[] for _ in concepts]
+        for source, target, edge in graph.edges(data=True):
+            if edge.get("kind") != "mentions" or source not in paper_number or target not in concept_number:
+                continue
+            p, c = paper_number[source], concept_number[target]
+            code = _code(edge.get("role", "used"), edge.get("mentions", 1))
+            by_paper[p].append((c, code))
+            by_concept[c].append((p, code))
+
+        paper_ptr, paper_concepts, paper_codes = _csr(by_paper)
+        concept_ptr, concept_papers, concept_codes = _csr(by_concept)
+        total = len(papers)
+        idf = [_idf(total, len(postings)) if postings else 0.0 for postings in by_concept]
+        norms = array.array("d", (math.sqrt(sum(_term(code, idf[c], scoring) ** 2 for c, code in sorted(row))) for row in by_paper))
+        return cls(
+            paper_ids=[data.get("id") or key.removeprefix("paper:") for key, data in papers],
+            titles=[" ".join((data.get("title") or "").split()) for _, data in papers],  # one line each
+            concept_ids=[data.get("id") or key.removeprefix("concept:") for key, data in concepts],
+            concept_labels=[data.get("label") or "" for _, data in concepts],
+            concept_types=[data.get("type") or "" for _, data in concepts],
+            paper_ptr=paper_ptr,
+            paper_concepts=paper_concepts,
+            paper_codes=paper_codes,
+            concept_ptr=concept_ptr,
+            concept_papers=concept_papers,
+            concept_codes=concept_codes,
+            norms=norms,
+            scoring=scoring,
+        )
+
+    # -- on disk ---------------------------------------------------------------------------
+    # related.idx = MAGIC, an 8-byte little-endian header length, a UTF-8 JSON header (format,
+    # version, graph stamp, scoring, ids, titles, labels, where each array lies), then the
+    # arrays as raw little-endian bytes. Loading maps the file and views the arrays in place,
+    # so a query reads only the postings it touches.
+
+    _ARRAYS = ("paper_ptr", "paper_concepts", "paper_codes", "concept_ptr", "concept_papers", "concept_codes", "norms")
+
+    def save(self, path: str | os.PathLike[str], *, graph_stamp: dict[str, int] | None = None) -> Path:
+        """Write the index atomically. `graph_stamp` (size, mtime_ns of graph.json) marks what it indexes."""
+        layout, blobs, offset = {}, [], 0
+        for name in self._ARRAYS:
+            source = getattr(self, name)  # an array, or a memoryview of a loaded index
+            values = array.array(getattr(source, "typecode", None) or source.format, source)
+            if sys.byteorder == "big":
+                values.byteswap()
+            data = values.tobytes()
+            layout[name] = {"type": values.typecode, "offset": offset, "count": len(values)}
+            padding = -len(data) % 8  # keep every array 8-byte aligned
+            blobs.append(data + bytes(padding))
+            offset += len(data) + padding
+        header = {
+            "format": INDEX_FORMAT,
+            "version": INDEX_VERSION,
+            "graph": graph_stamp,
+            "scoring": self.scoring,
+            "papers": {"ids": self.paper_ids, "titles": self.titles, "folded_titles": self.folded_titles},
+            "concepts": {"ids": self.concept_ids, "labels": self.concept_labels, "types": self.concept_types},
+            "arrays": layout,
+        }
+        encoded = json.dumps(header, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        encoded += b" " * (-(len(MAGIC) + 8 + len(encoded)) % 8)
+        target = Path(path)
+        with atomic_open(target, "wb") as handle:
+            handle.write(MAGIC + len(encoded).to_bytes(8, "little") + encoded)
+            for blob in blobs:
+                handle.write(blob)
+        return target
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> tuple[RelatedIndex, dict[str, int] | None]:
+        """Read an index; returns it with the graph stamp it was written for. ValueError if unusable."""
+        with open(path, "rb") as handle:
+            if handle.read(len(MAGIC)) != MAGIC:
+                raise ValueError(f"{path}: not a version {INDEX_VERSION} related-papers index")
+            size = int.from_bytes(handle.read(8), "little")
+            header = json.loads(handle.read(size).decode("utf-8"))
+            start = len(MAGIC) + 8 + size
+            data = memoryview(mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ))[start:]
+        if header.get("format") != INDEX_FORMAT or header.get("version") != INDEX_VERSION:
+            raise ValueError(f"{path}: not a version {INDEX_VERSION} related-papers index")
+        arrays = {}
+        for name in cls._ARRAYS:
+            spec = header["arrays"][name]
+            width = array.array(spec["type"]).itemsize
+            chunk = data[spec["offset"] : spec["offset"] + width * spec["count"]]
+            if len(chunk) != width * spec["count"]:
+                raise ValueError(f"{path}: truncated index")
+            if sys.byteorder == "little":
+                arrays[name] = chunk.cast(spec["type"])  # a view into the mapped file: no copy
+            else:
+                arrays[name] = array.array(spec["type"], chunk.tobytes())
+                arrays[name].byteswap()
+        index = cls(
+            paper_ids=header["papers"]["ids"],
+            titles=header["papers"]["titles"],
+            folded_titles=header["papers"]["folded_titles"],
+            concept_ids=header["concepts"]["ids"],
+            concept_labels=header["concepts"]["labels"],
+            concept_types=header["concepts"]["types"],
+            scoring=header["scoring"],
+            **arrays,
+        )
+        return index, header.get("graph")
+
+    # -- paper lookup ----------------------------------------------------------------------
+
+    def resolve(self, query: str) -> int:
+        """Find one paper: exact id > exact title > a fragment matching exactly one title.
+
+        Titles compare case-insensitively with whitespace collapsed. A fragment matches a
+        title when each of its words starts a word of the title, in any order ("anomaly
+        detection KAN" finds "KAN-AD: Time Series Anomaly Detection …").
+        Raises AmbiguousPaper (candidates listed) or PaperNotFound (closest titles listed).
+        """
+        text = query.strip()
+        number = self._paper_number.get(text.removeprefix("paper:"))
+        if number is not None:
+            return number
+        folded = _fold(text)
+        exact = self._exact_title_matches(folded)
+        if len(exact) == 1:
+            return exact[0]
+        if exact:
+            raise AmbiguousPaper(
+                self._list_message(f"{len(exact)} papers are titled {text!r}; give an id", exact),
+                candidates=tuple(self.paper_ids[n] for n in exact),
+            )
+        matches = self._fragment_matches(_words(folded))
+        if len(matches) == 1:
+            return matches[0]
+        if matches:
+            raise AmbiguousPaper(
+                self._list_message(f"{text!r} matches {len(matches)} papers; give an id or more of the title", matches),
+                candidates=tuple(self.paper_ids[n] for n in matches),
+            )
+        closest = self._closest(text)
+        if not closest:
+            raise PaperNotFound(f"no paper matches {text!r} (the graph has no papers)")
+        raise PaperNotFound(
+            self._list_message(f"no paper matches {text!r}; closest titles", closest),
+            suggestions=tuple(self.paper_ids[n] for n in closest),
+        )
+
+    def _title_starts(self) -> list[int]:
+        """Where each title starts in `folded_titles` (one title per line)."""
+        if self._starts is None:
+            lengths = (len(line) + 1 for line in self.folded_titles.split("\n"))
+            self._starts = list(itertools.accumulate(lengths, initial=0))
+        return self._starts
+
+    def _exact_title_matches(self, folded: str) -> list[int]:
+        """Papers whose folded title is exactly `folded`."""
+        if not folded:
+            return []
+        text, starts, found = self.folded_titles, self._title_starts(), []
+        at = text.find(folded)
+        while at >= 0:
+            end = at + len(folded)
+            if (at == 0 or text[at - 1] == "\n") and (end == len(text) or text[end] == "\n"):
+                found.append(bisect.bisect_right(starts, at) - 1)
+            at = text.find(folded, at + 1)
+        return found
+
+    def _fragment_matches(self, words: list[str]) -> list[int]:
+        """Papers whose title has, for each word, a word starting with it (in any order)."""
+        if not words:
+            return []
+        text, starts = self.folded_titles, self._title_starts()
+        longest, *others = sorted(set(words), key=lambda word: (-len(word), word))
+        lines = sorted({bisect.bisect_right(starts, i) - 1 for i in _word_starts(text, longest, 0, len(text))})
+        return [n for n in lines if all(any(_word_starts(text, word, starts[n], starts[n + 1] - 1)) for word in others)]
+
+    def _closest(self, text: str) -> list[int]:
+        from rapidfuzz import fuzz, process  # only on the not-found path
+
+        found = process.extract(text, self.titles, scorer=fuzz.WRatio, processor=_fold, limit=5)
+        # rapidfuzz orders equal scores by position; keep that (titles are in id order).
+        return [number for _, _, number in found]
+
+    def _list_message(self, head: str, numbers: Sequence[int]) -> str:
+        """One line, then the candidates (id and title) in the given order, one per line."""
+        lines = [f"{head}:"] + [f"  {self.paper_ids[n]}  {self.titles[n]}" for n in numbers[:CANDIDATES_SHOWN]]
+        if len(numbers) > CANDIDATES_SHOWN:
+            lines.append(f"  … and {len(numbers) - CANDIDATES_SHOWN} more")
+        return "\n".join(lines)
+
+    # -- ranking ---------------------------------------------------------------------------
+
+    def rank(self, paper: int, *, top: int = 10, types: Iterable[str] | None = None) -> list[RelatedPaper]:
+        """The `top` papers sharing most weighted concepts with paper number `paper`.
+
+        `types` restricts which shared concepts count (e.g. {"METHOD", "TASK"}).
+        """
+        allowed = None if types is None else set(types)
+        start, end = self.paper_ptr[paper], self.paper_ptr[paper + 1]
+        query_norm = self.norms[paper]
+        if query_norm == 0.0 or top < 1:
+            return []
+        total = len(self.paper_ids)
+        scoring, norms = self.scoring, self.norms
+        scores: dict[int, float] = {}
+        query_terms: dict[int, tuple[float, int, float]] = {}  # concept -> (query weight, code, idf)
+        for i in range(start, end):
+            concept, code = self.paper_concepts[i], self.paper_codes[i]
+            if allowed is not None and self.concept_types[concept] not in allowed:
+                continue
+            c_start, c_end = self.concept_ptr[concept], self.concept_ptr[concept + 1]
+            idf = _idf(total, c_end - c_start)
+            query_weight = _term(code, idf, scoring) / query_norm
+            query_terms[concept] = (query_weight, code, idf)
+            weights: dict[int, float] = {}  # posting code -> query weight × candidate weight
+            for j in range(c_start, c_end):
+                candidate = self.concept_papers[j]
+                if candidate == paper:
+                    continue
+                candidate_code = self.concept_codes[j]
+                product = weights.get(candidate_code)
+                if product is None:
+                    product = weights[candidate_code] = query_weight * _term(candidate_code, idf, scoring)
+                scores[candidate] = scores.get(candidate, 0.0) + product / norms[candidate]
+        ids = self.paper_ids
+        best = heapq.nsmallest(top, scores.items(), key=lambda item: (-item[1], ids[item[0]]))
+        return [RelatedPaper(ids[n], self.titles[n], score, self._reasons(n, query_terms)) for n, score in best]
+
+    def _reasons(self, candidate: int, query_terms: dict[int, tuple[float, int, float]]) -> tuple[Reason, ...]:
+        reasons = []
+        norm = self.norms[candidate]
+        for i in range(self.paper_ptr[candidate], self.paper_ptr[candidate + 1]):
+            concept = self.paper_concepts[i]
+            term = query_terms.get(concept)
+            if term is None:
+                continue
+            query_weight, query_code, idf = term
+            code = self.paper_codes[i]
+            contribution = query_weight * _term(code, idf, self.scoring) / norm
+            reasons.append(
+                Reason(
+                    concept=self.concept_ids[concept],
+                    label=self.concept_labels[concept],
+                    type=self.concept_types[concept],
+                    contribution=contribution,
+                    query_role=_role(query_code),
+                    candidate_role=_role(code),
+                )
+            )
+        reasons.sort(key=lambda reason: (-reason.contribution, reason.concept))
+        return tuple(reasons)
+
+
+# -- public functions ----------------------------------------------------------------------
+
+_GRAPH_INDEXES: weakref.WeakKeyDictionary[Any, tuple[tuple[int, int], RelatedIndex]] = weakref.WeakKeyDictionary()
+
+
+def index_of(graph: nx.DiGraph) -> RelatedIndex:
+    """The index of an in-memory graph, cached while the graph's size is unchanged."""
+    fingerprint = (graph.number_of_nodes(), graph.number_of_edges())
+    cached = _GRAPH_INDEXES.get(graph)
+    if cached is not None and cached[0] == fingerprint:
+        return cached[1]
+    index = RelatedIndex.from_graph(graph)
+    _GRAPH_INDEXES[graph] = (fingerprint, index)
+    return index
+
+
+def related(graph: nx.DiGraph, paper: str, *, top: int = 10, types: Iterable[str] | None = None) -> list[RelatedPaper]:
+    """Papers related to `paper` (an id, a title or a title fragment) in a loaded graph.
+
+    >>> g = kg.load("out")
+    >>> [(r.id, round(r.score, 3)) for r in kg.related(g, "HippoRAG", top=3)]
+    """
+    index = index_of(graph)
+    return index.rank(index.resolve(paper), top=top, types=_check_types(types))
+
+
+def find_related(
+    directory: str | os.PathLike[str], paper: str, *, top: int = 10, types: Iterable[str] | None = None
+) -> RelatedResult:
+    """`kg related`: use ``DIR/related.idx`` when it matches ``DIR/graph.json``, else the graph."""
+    index, source = open_index(directory)
+    number = index.resolve(paper)
+    results = index.rank(number, top=top, types=_check_types(types))
+    return RelatedResult(index.paper_ids[number], index.titles[number], tuple(results), source)
+
+
+def open_index(directory: str | os.PathLike[str]) -> tuple[RelatedIndex, str]:
+    """The saved index if it is fresh, else one built from graph.json; with "index" or "graph"."""
+    folder = Path(directory)
+    if folder.is_file():  # a path to graph.json itself
+        folder = folder.parent
+    graph_path = folder / GRAPH_FILE
+    if not graph_path.is_file():
+        raise GraphNotFound(f"no graph at {graph_path}; run `kg build INPUT… -o {folder}` first")
+    index_path = folder / INDEX_FILE
+    if index_path.is_file():
+        try:
+            index, stamp = RelatedIndex.load(index_path)
+        except (ValueError, KeyError, TypeError, OSError):
+            index, stamp = None, None  # unreadable or older format: rebuild from the graph below
+        if index is not None and stamp == graph_stamp(graph_path) and index.scoring == SCORING:
+            return index, "index"
+    from kg.graph import load  # imports networkx: only on this slow path
+
+    return RelatedIndex.from_graph(load(folder)), "graph"
+
+
+def write_index(graph: nx.DiGraph, directory: str | os.PathLike[str]) -> Path:
+    """Write ``DIR/related.idx`` for the graph just saved as ``DIR/graph.json`` (called by `kg build`)."""
+    folder = Path(directory)
+    return index_of(graph).save(folder / INDEX_FILE, graph_stamp=graph_stamp(folder / GRAPH_FILE))
+
+
+def graph_stamp(path: Path) -> dict[str, int]:
+    """What identifies a graph.json version cheaply: it is replaced atomically, so size+mtime change."""
+    stat = path.stat()
+    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+
+
+def parse_types(text: str | None) -> tuple[str, ...] | None:
+    """"method, task" -> ("METHOD", "TASK"); ValueError names an unknown type."""
+    if text is None or not text.strip():
+        return None
+    names = tuple(sorted({part.strip().upper() for part in text.split(",") if part.strip()}))
+    return _check_types(names)
+
+
+def _check_types(types: Iterable[str] | None) -> tuple[str, ...] | None:
+    if types is None:
+        return None
+    names = tuple(types)
+    unknown = [name for name in names if name not in ENTITY_TYPES]
+    if unknown:
+        raise ValueError(f"unknown concept type {unknown[0]!r}; choose from {', '.join(ENTITY_TYPES)}")
+    return names
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+_WORD = re.compile(r"\w+")
+
+
+def _fold(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text)
+
+
+def _word_starts(text: str, word: str, start: int, end: int) -> Iterator[int]:
+    """Positions in text[start:end] where `word` begins a word (str.find, then a boundary check)."""
+    at = text.find(word, start, end)
+    while at >= 0:
+        if at == 0 or not _WORD.match(text, at - 1):
+            yield at
+        at = text.find(word, at + 1, end)
+
+
+def _csr(rows: list[list[tuple[int, int]]]) -> tuple[array.array, array.array, array.array]:
+    ptr, items, codes = array.array("q", [0]), array.array("i"), array.array("i")
+    for row in rows:
+        for item, code in sorted(row):
+            items.append(item)
+            codes.append(code)
+        ptr.append(len(items))
+    return ptr, items, codes
