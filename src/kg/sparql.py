@@ -224,7 +224,7 @@ class RdflibBackend:
             return QueryResult(variables=("subject", "predicate", "object"), rows=rows, backend=self.name)
         except rdflib.exceptions.Error as error:
             raise QueryFailed(f"SPARQL query failed: {error}") from error
-        except (ValueError, TypeError, KeyError, ZeroDivisionError) as error:
+        except (OSError, ValueError, TypeError, KeyError, ZeroDivisionError) as error:
             raise QueryFailed(f"SPARQL query failed: {type(error).__name__}: {error}") from error
 
 
