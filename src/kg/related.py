@@ -32,6 +32,7 @@ import mmap
 import os
 import re
 import sys
+from types import ModuleType
 import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
@@ -308,7 +309,7 @@ class RelatedIndex:
             )
         closest = self._closest(text)
         if not closest:
-            raise PaperNotFound(f"no paper matches {text!r} (the graph has no papers)")
+            raise PaperNotFound(f"no paper matches {text!r}, and no title is close to it")
         raise PaperNotFound(
             self._list_message(f"no paper matches {text!r}; closest titles", closest),
             suggestions=tuple(self.paper_ids[n] for n in closest),
@@ -344,11 +345,11 @@ class RelatedIndex:
         return [n for n in lines if all(any(_word_starts(text, word, starts[n], starts[n + 1] - 1)) for word in others)]
 
     def _closest(self, text: str) -> list[int]:
+        """Up to five titles most like `text` (rapidfuzz WRatio ≥ 60, which also scores fragments)."""
         from rapidfuzz import fuzz, process  # only on the not-found path
 
-        found = process.extract(text, self.titles, scorer=fuzz.WRatio, processor=_fold, limit=5)
-        # rapidfuzz orders equal scores by position; keep that (titles are in id order).
-        return [number for _, _, number in found]
+        found = process.extract(text, self.titles, scorer=fuzz.WRatio, processor=_fold, limit=5, score_cutoff=60)
+        return [number for _, _, number in found]  # equal scores keep title (id) order
 
     def _list_message(self, head: str, numbers: Sequence[int]) -> str:
         """One line, then the candidates (id and title) in the given order, one per line."""
@@ -537,3 +538,15 @@ def _csr(rows: list[list[tuple[int, int]]]) -> tuple[array.array, array.array, a
             codes.append(code)
         ptr.append(len(items))
     return ptr, items, codes
+
+
+class _CallableModule(ModuleType):
+    """`kg.related(g, paper)` is the public API, but importing this module (as the CLI and
+    `kg build` do) makes the attribute `kg.related` this module rather than the lazy function;
+    calling the module calls `related`, so both spellings keep working."""
+
+    def __call__(self, graph: nx.DiGraph, paper: str, *, top: int = 10, types: Iterable[str] | None = None) -> list[RelatedPaper]:
+        return related(graph, paper, top=top, types=types)
+
+
+sys.modules[__name__].__class__ = _CallableModule

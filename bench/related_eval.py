@@ -1,0 +1,180 @@
+"""Quality of `kg related` against author keywords, side by side with TF-IDF and BM25.
+
+Query papers: papers of the graph that carry author keywords (in the 30k benchmark graph:
+IJCAI, ICLR, CoRL, COLM and WWW records — the only ones in those corpus files with
+keywords) and have at least one relevant candidate. A candidate (any other paper of the
+graph) is relevant when it shares at least one normalised author keyword with the query.
+Every method ranks the same candidates for the same queries; keywords are never an input
+to any ranking. Prints nDCG@10 and MAP@10 (binary relevance).
+
+    .venv/bin/python bench/related_eval.py --graph /work/bench-data/graph-30k --queries 1000
+
+Baselines: TF-IDF cosine over title + abstract (scikit-learn) and Okapi BM25 (rank-bm25's
+idf and parameters; scored with a sparse matrix product, checked against
+`BM25Okapi.get_scores` on a sample of queries in the same run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import re
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+import kg
+from kg.related import RelatedIndex
+
+TOP = 10
+
+
+def normalise_keyword(keyword: str) -> str:
+    """Lowercase, hyphens/underscores as spaces, whitespace collapsed, simple plural removed per word."""
+    words = re.sub(r"[-_/]+", " ", keyword.casefold()).split()
+    return " ".join(_singular(word) for word in words)
+
+
+def _singular(word: str) -> str:
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def metrics(ranked: Sequence[int], relevant: set[int]) -> tuple[float, float]:
+    """nDCG@10 and AP@10 of one ranking (binary relevance)."""
+    ideal = min(len(relevant), TOP)
+    dcg = sum(1.0 / math.log2(rank + 2) for rank, doc in enumerate(ranked[:TOP]) if doc in relevant)
+    idcg = sum(1.0 / math.log2(rank + 2) for rank in range(ideal))
+    hits, precision_sum = 0, 0.0
+    for rank, doc in enumerate(ranked[:TOP]):
+        if doc in relevant:
+            hits += 1
+            precision_sum += hits / (rank + 1)
+    return dcg / idcg, precision_sum / ideal
+
+
+def top_from_scores(scores: np.ndarray, query: int, ids: Sequence[str]) -> list[int]:
+    """The 10 best candidates, score descending then paper id (the order kg uses); zero scores dropped."""
+    scores = scores.copy()
+    scores[query] = -np.inf
+    # Everything scoring at least the 10th best, then an exact sort with the id tie-break.
+    tenth = -np.partition(-scores, TOP - 1)[TOP - 1]
+    head = [int(i) for i in np.flatnonzero(scores >= tenth) if scores[i] > 0]
+    head.sort(key=lambda i: (-scores[i], ids[i]))
+    return head[:TOP]
+
+
+def tokenize(text: str, stop: frozenset[str]) -> list[str]:
+    return [token for token in re.findall(r"(?u)\b\w\w+\b", text.lower()) if token not in stop]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--graph", default="/work/bench-data/graph-30k")
+    parser.add_argument("--queries", type=int, default=1000, help="query papers sampled (seeded) from the eligible ones")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--check-bm25", type=int, default=20, help="queries on which BM25 is checked against rank_bm25")
+    parser.add_argument("--variants", action="store_true", help="also score kg with other role weights")
+    args = parser.parse_args(argv)
+
+    started = time.perf_counter()
+    graph = kg.load(args.graph)
+    index = RelatedIndex.from_graph(graph)
+    ids = index.paper_ids
+    nodes = {data["id"]: data for _, data in graph.nodes(data=True) if data.get("kind") == "paper"}
+    texts = [f"{nodes[pid].get('title') or ''}. {nodes[pid].get('abstract') or ''}" for pid in ids]
+    keywords = [{normalise_keyword(k) for k in nodes[pid].get("keywords") or [] if normalise_keyword(k)} for pid in ids]
+    venues = [(nodes[pid].get("venue") or "?").split()[0] for pid in ids]
+    print(f"graph {args.graph}: {len(ids):,} papers, {len(index.concept_ids):,} concepts, "
+          f"{len(index.concept_papers):,} paper–concept edges (loaded in {time.perf_counter() - started:.1f} s)")
+
+    by_keyword: dict[str, set[int]] = defaultdict(set)
+    for number, words in enumerate(keywords):
+        for word in words:
+            by_keyword[word].add(number)
+    relevant: dict[int, set[int]] = {}
+    for number, words in enumerate(keywords):
+        found = set().union(*(by_keyword[w] for w in words)) - {number} if words else set()
+        if found:
+            relevant[number] = found
+    eligible = sorted(relevant)
+    queries = sorted(random.Random(args.seed).sample(eligible, min(args.queries, len(eligible))))
+    per_venue = defaultdict(int)
+    for q in queries:
+        per_venue[venues[q]] += 1
+    mean_relevant = sum(len(relevant[q]) for q in queries) / len(queries)
+    print(f"queries: {len(queries):,} of {len(eligible):,} eligible papers with keywords "
+          f"({', '.join(f'{v} {n}' for v, n in sorted(per_venue.items()))}); "
+          f"mean relevant candidates per query {mean_relevant:,.0f} of {len(ids) - 1:,}")
+
+    rankers: dict[str, Callable[[int], list[int]]] = {}
+    number_of = {pid: n for n, pid in enumerate(ids)}
+    rankers["kg (default)"] = lambda q: [number_of[r.id] for r in index.rank(q, top=TOP)]
+    if args.variants:
+        for proposed in (1.0, 3.0):
+            variant = RelatedIndex.from_graph(graph, scoring={"proposed": proposed, "used": 1.0})
+            rankers[f"kg (proposed={proposed:g})"] = lambda q, v=variant: [number_of[r.id] for r in v.rank(q, top=TOP)]
+
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, TfidfVectorizer
+
+    tfidf = TfidfVectorizer(stop_words="english", sublinear_tf=True).fit_transform(texts)
+    rankers["TF-IDF cosine"] = lambda q: top_from_scores((tfidf @ tfidf[q].T).toarray().ravel(), q, ids)
+
+    bm25_matrix, bm25_check = bm25(texts, frozenset(ENGLISH_STOP_WORDS))
+    tokens = [tokenize(text, frozenset(ENGLISH_STOP_WORDS)) for text in texts]
+    vocabulary = bm25_check["vocabulary"]
+
+    def bm25_scores(q: int) -> np.ndarray:
+        counts = np.zeros(len(vocabulary))
+        for token in tokens[q]:
+            counts[vocabulary[token]] += 1
+        return bm25_matrix @ counts
+
+    rankers["BM25"] = lambda q: top_from_scores(bm25_scores(q), q, ids)
+    model = bm25_check["model"]
+    worst = max(float(np.max(np.abs(bm25_scores(q) - model.get_scores(tokens[q])))) for q in queries[: args.check_bm25])
+    print(f"BM25 check: sparse scores equal rank_bm25.BM25Okapi.get_scores on {min(args.check_bm25, len(queries))} queries (max |diff| {worst:.1e})")
+    if worst > 1e-6:
+        raise SystemExit("BM25 scores differ from rank_bm25")
+
+    print(f"\n{'method':<24} {'nDCG@10':>8} {'MAP@10':>8} {'s/query':>8}")
+    for name, ranker in rankers.items():
+        tick = time.perf_counter()
+        ndcg = ap = 0.0
+        for q in queries:
+            n, a = metrics(ranker(q), relevant[q])
+            ndcg += n
+            ap += a
+        seconds = (time.perf_counter() - tick) / len(queries)
+        print(f"{name:<24} {ndcg / len(queries):>8.4f} {ap / len(queries):>8.4f} {seconds:>8.4f}")
+    return 0
+
+
+def bm25(texts: Sequence[str], stop: frozenset[str]):
+    """Okapi BM25 as a (papers × terms) sparse matrix with rank_bm25's idf, k1 and b."""
+    from rank_bm25 import BM25Okapi
+    from scipy.sparse import csr_matrix
+
+    tokens = [tokenize(text, stop) for text in texts]
+    model = BM25Okapi(tokens)
+    vocabulary = {term: i for i, term in enumerate(sorted(model.idf))}
+    rows, cols, values = [], [], []
+    for doc, (freqs, length) in enumerate(zip(model.doc_freqs, model.doc_len, strict=True)):
+        norm = model.k1 * (1 - model.b + model.b * length / model.avgdl)
+        for term, tf in freqs.items():
+            rows.append(doc)
+            cols.append(vocabulary[term])
+            values.append(model.idf[term] * tf * (model.k1 + 1) / (tf + norm))
+    matrix = csr_matrix((values, (rows, cols)), shape=(len(texts), len(vocabulary)))
+    return matrix, {"model": model, "vocabulary": vocabulary}
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,366 @@
+"""kg.related and `kg related` on a small hand-made graph with known answers.
+
+The graph (`sample_graph`): two retrieval-augmented-generation papers built on HippoRAG, a
+third RAG paper, two Kolmogorov–Arnold-network anomaly-detection papers and a paper that
+only evaluates LLMs. Expected scores are recomputed here from the documented formula.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import networkx as nx
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import kg
+from kg import related as rel
+from kg.cli import main
+from kg.errors import AmbiguousPaper, ExitCode, PaperNotFound
+from kg.graph import GRAPH_FILE, build_graph, save
+from kg.model import Concept, Mention, Paper, PaperEntities
+
+TITLES = {
+    "p1": "HippoRAG: Neurobiologically Inspired Long-Term Memory for Large Language Models",
+    "p2": "From RAG to Memory: Non-Parametric Continual Learning for Large Language Models",
+    "p3": "Medical question answering with retrieval-augmented generation",
+    "p4": "KAN-AD: Time Series Anomaly Detection with Kolmogorov-Arnold Networks",
+    "p5": "Kolmogorov-Arnold Networks for Graph Anomaly Detection",
+    "p6": "Evaluating Large Language Models",
+    "p7": "Evaluating Large Language Models for Code",
+}
+CONCEPTS = [
+    Concept("method/hipporag", "METHOD", "HippoRAG"),
+    Concept("task/rag", "TASK", "retrieval-augmented generation", ("RAG",)),
+    Concept("method/llm", "METHOD", "large language model", ("LLM",)),
+    Concept("task/continual-learning", "TASK", "continual learning"),
+    Concept("method/kan", "METHOD", "Kolmogorov-Arnold network", ("KAN",)),
+    Concept("method/kan-ad", "METHOD", "KAN-AD"),
+    Concept("task/anomaly-detection", "TASK", "anomaly detection"),
+    Concept("dataset/humaneval", "DATASET", "HumanEval"),
+]
+TYPE = {c.id: c.type for c in CONCEPTS}
+# paper -> [(concept, role, mentions)]
+LINKS = {
+    "p1": [("method/hipporag", "proposed", 2), ("task/rag", "used", 1), ("method/llm", "used", 1)],
+    "p2": [("method/hipporag", "used", 1), ("task/rag", "used", 2), ("task/continual-learning", "proposed", 1), ("method/llm", "used", 1)],
+    "p3": [("task/rag", "used", 1), ("method/llm", "used", 1)],
+    "p4": [("method/kan-ad", "proposed", 1), ("method/kan", "used", 1), ("task/anomaly-detection", "used", 1)],
+    "p5": [("method/kan", "used", 1), ("task/anomaly-detection", "proposed", 1)],
+    "p6": [("method/llm", "used", 1)],
+    "p7": [("method/llm", "used", 1), ("dataset/humaneval", "used", 1)],
+}
+
+
+def sample_graph(links: dict[str, list[tuple[str, str, int]]] = LINKS, titles: dict[str, str] = TITLES) -> nx.DiGraph:
+    papers = [Paper(id=pid, title=title, abstract=f"Abstract of {pid}.") for pid, title in titles.items()]
+    entities = []
+    for pid, rows in links.items():
+        mentions = [
+            Mention(start=i, end=i + 1, text="x", label=TYPE[concept], concept=concept, role=role, source="vocab", score=0.9, sent_start=0, sent_end=9)
+            for concept, role, count in rows
+            for i in range(count)
+        ]
+        entities.append(PaperEntities(pid, tuple(mentions)))
+    return build_graph(papers, entities, CONCEPTS)
+
+
+def expected_scores(query: str, links=LINKS, proposed: float = 2.0) -> dict[str, float]:
+    """Cosine of role × (1 + ln mentions) × ln(1 + N/df) vectors, written out independently."""
+    df: dict[str, int] = {}
+    for rows in links.values():
+        for concept, _, _ in rows:
+            df[concept] = df.get(concept, 0) + 1
+    n = len(links)
+
+    def vector(pid: str) -> dict[str, float]:
+        return {c: (proposed if role == "proposed" else 1.0) * (1 + math.log(m)) * math.log(1 + n / df[c]) for c, role, m in links[pid]}
+
+    def norm(v: dict[str, float]) -> float:
+        return math.sqrt(sum(x * x for x in v.values()))
+
+    q = vector(query)
+    scores = {}
+    for pid in links:
+        if pid == query:
+            continue
+        v = vector(pid)
+        dot = sum(q[c] * v[c] for c in q if c in v)
+        if dot:
+            scores[pid] = dot / (norm(q) * norm(v))
+    return scores
+
+
+@pytest.fixture
+def graph() -> nx.DiGraph:
+    return sample_graph()
+
+
+@pytest.fixture
+def out(tmp_path: Path, graph: nx.DiGraph) -> Path:
+    save(graph, tmp_path)
+    rel.write_index(graph, tmp_path)
+    return tmp_path
+
+
+# -- ranking -------------------------------------------------------------------------------
+
+
+def test_rag_papers_find_each_other_with_reasons(graph):
+    results = kg.related(graph, "p1", top=10)
+    assert [r.id for r in results] == ["p2", "p3", "p6", "p7"]
+    expected = expected_scores("p1")
+    for result in results:
+        assert result.score == pytest.approx(expected[result.id], rel=1e-12)
+        assert result.title == TITLES[result.id]
+        assert sum(r.contribution for r in result.reasons) == pytest.approx(result.score, rel=1e-12)
+    top = results[0]
+    assert [(r.concept, r.label, r.type, r.query_role, r.candidate_role) for r in top.reasons] == [
+        ("method/hipporag", "HippoRAG", "METHOD", "proposed", "used"),
+        ("task/rag", "retrieval-augmented generation", "TASK", "used", "used"),
+        ("method/llm", "large language model", "METHOD", "used", "used"),
+    ]
+    contributions = [r.contribution for r in top.reasons]
+    assert contributions == sorted(contributions, reverse=True)
+
+
+def test_every_query_matches_the_formula(graph):
+    for pid in LINKS:
+        got = {r.id: r.score for r in kg.related(graph, pid, top=100)}
+        assert got == pytest.approx(expected_scores(pid), rel=1e-12)
+
+
+def test_proposed_counts_more_than_used():
+    links = {
+        "a": [("method/kan", "used", 1), ("method/llm", "used", 1)],
+        "b": [("method/kan", "proposed", 1), ("method/llm", "used", 1)],
+        "c": [("method/kan", "used", 1), ("method/llm", "used", 1)],
+    }
+    g = sample_graph(links, {k: f"Paper {k}" for k in links})
+    assert [r.id for r in kg.related(g, "a")] == ["c", "b"]  # c mirrors a exactly: cosine 1
+    assert kg.related(g, "a")[0].score == pytest.approx(1.0)
+    # Seen from a query that proposes it, a proposing neighbour outranks a using one.
+    links["d"] = [("method/kan", "proposed", 1)]
+    g = sample_graph(links, {k: f"Paper {k}" for k in links})
+    ranked = kg.related(g, "d")
+    assert [r.id for r in ranked][0] == "b"
+
+
+def test_rare_concepts_count_more():
+    links = {
+        "q": [("method/kan", "used", 1), ("method/llm", "used", 1)],
+        "rare": [("method/kan", "used", 1)],
+        "common": [("method/llm", "used", 1)],
+        "x1": [("method/llm", "used", 1)],
+        "x2": [("method/llm", "used", 1)],
+    }
+    g = sample_graph(links, {k: f"Paper {k}" for k in links})
+    ranked = kg.related(g, "q")
+    assert [r.id for r in ranked] == ["rare", "common", "x1", "x2"]  # equal scores: by id
+    assert ranked[1].score == ranked[2].score == ranked[3].score
+
+
+def test_types_filter_counts_only_those_concepts(graph):
+    results = kg.related(graph, "p4", types=["TASK"])
+    assert [r.id for r in results] == ["p5"]
+    assert [r.concept for r in results[0].reasons] == ["task/anomaly-detection"]
+    assert [r.id for r in kg.related(graph, "p1", types=["DATASET"])] == []
+    with pytest.raises(ValueError, match="unknown concept type 'TOOL'"):
+        kg.related(graph, "p1", types=["TOOL"])
+
+
+def test_top_limits_and_no_concepts(graph):
+    assert [r.id for r in kg.related(graph, "p1", top=2)] == ["p2", "p3"]
+    graph.add_node("paper:lonely", kind="paper", id="lonely", title="A paper with no concepts")
+    assert kg.related(graph, "lonely") == []
+
+
+# -- lookup --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("p4", "p4"),
+        ("paper:p4", "p4"),
+        ("  kan-ad: time series anomaly DETECTION with kolmogorov-arnold networks ", "p4"),  # exact title
+        ("HippoRAG", "p1"),  # fragment
+        ("anomaly detection KAN", "p4"),  # words in any order, each starting a title word
+        ("Evaluating Large Language Models", "p6"),  # exact title beats the longer p7 title
+        ("evaluating code", "p7"),
+    ],
+)
+def test_resolve(graph, query, expected):
+    index = rel.index_of(graph)
+    assert index.paper_ids[index.resolve(query)] == expected
+
+
+def test_fragment_words_must_start_title_words(graph):
+    index = rel.index_of(graph)
+    with pytest.raises(AmbiguousPaper) as error:
+        index.resolve("large language models")
+    assert error.value.candidates == ("p1", "p2", "p6", "p7")
+    # "rag" starts "RAG" in p2 but is inside "HippoRAG" (p1): only p2 matches.
+    assert index.paper_ids[index.resolve("rag memory")] == "p2"
+
+
+def test_not_found_suggests_closest_titles(graph):
+    with pytest.raises(PaperNotFound) as error:
+        rel.index_of(graph).resolve("kolmogrov arnlod netwrks")
+    assert error.value.suggestions == ("p4", "p5")  # equal WRatio scores: id order; others < 60
+    with pytest.raises(PaperNotFound, match="^no paper matches 'zzzz qqqq', and no title is close to it$"):
+        rel.index_of(graph).resolve("zzzz qqqq")
+
+
+# -- CLI -----------------------------------------------------------------------------------
+
+
+def test_cli_text(out, capsys):
+    assert main(["related", "HippoRAG", "--graph", str(out), "--top", "2", "--reasons", "2"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    s2, s3 = (f"{expected_scores('p1')[p]:.3f}" for p in ("p2", "p3"))
+    assert lines[0] == f"Related to p1: {TITLES['p1']}"
+    assert lines[1] == f"  1. {s2}  p2  {TITLES['p2']}"
+    assert lines[2].startswith("         +") and lines[2].endswith("  HippoRAG [METHOD] (proposed/used)")
+    assert lines[3].endswith("  retrieval-augmented generation [TASK] (used/used)")
+    assert lines[4] == "         … 1 more shared concepts"
+    assert lines[5] == f"  2. {s3}  p3  {TITLES['p3']}"
+    assert len(lines) == 8
+
+
+def test_cli_json_schema(out, capsys):
+    assert main(["related", "p1", "--graph", str(out), "--json", "--top", "1"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert set(data) == {"query", "results"}
+    assert data["query"] == {"id": "p1", "title": TITLES["p1"]}
+    assert len(data["results"]) == 1
+    result = data["results"][0]
+    assert set(result) == {"id", "title", "score", "reasons"}
+    assert result["id"] == "p2" and result["score"] == pytest.approx(expected_scores("p1")["p2"], rel=1e-12)
+    assert [set(reason) for reason in result["reasons"]] == [{"concept", "label", "type", "contribution", "query_role", "candidate_role"}] * 3
+    assert result["reasons"][0] == {
+        "concept": "method/hipporag",
+        "label": "HippoRAG",
+        "type": "METHOD",
+        "contribution": result["reasons"][0]["contribution"],
+        "query_role": "proposed",
+        "candidate_role": "used",
+    }
+
+
+def test_cli_types(out, capsys):
+    assert main(["related", "p4", "--graph", str(out), "--types", "task", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [(r["id"], [x["concept"] for x in r["reasons"]]) for r in data["results"]] == [("p5", ["task/anomaly-detection"])]
+    assert main(["related", "p4", "--graph", str(out), "--types", "task,tool"]) == ExitCode.USAGE
+    err = capsys.readouterr().err
+    assert "Invalid value for --types: unknown concept type 'TOOL'; choose from METHOD, DATASET, HARDWARE, METRIC, TASK" in err
+
+
+def test_cli_ambiguous(out, capsys):
+    assert main(["related", "large language models", "--graph", str(out)]) == ExitCode.AMBIGUOUS_PAPER == 12
+    assert capsys.readouterr().err.splitlines() == [
+        "Error: 'large language models' matches 4 papers; give an id or more of the title:",
+        f"  p1  {TITLES['p1']}",
+        f"  p2  {TITLES['p2']}",
+        f"  p6  {TITLES['p6']}",
+        f"  p7  {TITLES['p7']}",
+    ]
+
+
+def test_cli_not_found(out, capsys):
+    assert main(["related", "kolmogrov arnlod netwrks", "--graph", str(out)]) == ExitCode.PAPER_NOT_FOUND == 11
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "Error: no paper matches 'kolmogrov arnlod netwrks'; closest titles:"
+    assert err[1:] == [f"  p4  {TITLES['p4']}", f"  p5  {TITLES['p5']}"]
+
+
+def test_cli_no_graph(tmp_path, capsys):
+    assert main(["related", "p1", "--graph", str(tmp_path / "nowhere")]) == ExitCode.GRAPH_NOT_FOUND
+    assert capsys.readouterr().err == f"Error: no graph at {tmp_path / 'nowhere' / GRAPH_FILE}; run `kg build INPUT… -o {tmp_path / 'nowhere'}` first\n"
+
+
+def test_cli_help_documents_options(capsys):
+    assert main(["related", "--help"]) == 0
+    text = capsys.readouterr().out
+    for option in ("--top", "--types", "--graph", "--json", "--reasons"):
+        assert option in text
+
+
+# -- index -----------------------------------------------------------------------------------
+
+
+def test_index_and_graph_give_identical_rankings(out, graph):
+    for pid in LINKS:
+        from_index = rel.find_related(out, pid, top=100)
+        assert from_index.source == "index"
+        assert [r.to_dict() for r in from_index.results] == [r.to_dict() for r in kg.related(graph, pid, top=100)]
+        typed = rel.find_related(out, pid, top=100, types=["TASK"])
+        assert list(typed.results) == kg.related(graph, pid, top=100, types=["TASK"])
+
+
+def test_stale_or_broken_index_falls_back_to_the_graph(out, graph):
+    expected = kg.related(graph, "p1")
+    save(graph, out)  # graph.json rewritten after the index: the index is stale
+    result = rel.find_related(out, "p1")
+    assert (result.source, list(result.results)) == ("graph", expected)
+    rel.write_index(graph, out)
+    assert rel.find_related(out, "p1").source == "index"
+    (out / rel.INDEX_FILE).write_bytes(b"KGRELIDX\x05\x00")  # truncated
+    result = rel.find_related(out, "p1")
+    assert (result.source, list(result.results)) == ("graph", expected)
+    (out / rel.INDEX_FILE).unlink()
+    assert rel.find_related(out, "p1").source == "graph"
+
+
+def test_index_file_is_versioned(out):
+    data = (out / rel.INDEX_FILE).read_bytes()
+    assert data[:8] == rel.MAGIC
+    size = int.from_bytes(data[8:16], "little")
+    header = json.loads(data[16 : 16 + size])
+    assert (header["format"], header["version"]) == (rel.INDEX_FORMAT, rel.INDEX_VERSION)
+    stat = (out / GRAPH_FILE).stat()
+    assert header["graph"] == {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+    assert rel.GRAPH_FILE == GRAPH_FILE
+
+
+def test_kg_related_imports_neither_spacy_nor_networkx(out):
+    code = (
+        "import sys; from kg.cli import main; "
+        f"status = main(['related', 'HippoRAG', '--graph', {str(out)!r}]); "
+        "print(status, 'spacy' in sys.modules, 'networkx' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env={**os.environ, "PYTHONPATH": ""})
+    assert done.stdout.splitlines()[-1] == "0 False False"
+
+
+# Random small graphs: the saved index ranks exactly as the graph does, scores are the
+# sums of their reasons, and results are sorted by score then id.
+links_strategy = st.dictionaries(
+    st.sampled_from([f"q{i}" for i in range(8)]),
+    st.lists(st.tuples(st.sampled_from([c.id for c in CONCEPTS]), st.sampled_from(["proposed", "used"]), st.integers(1, 3)), max_size=5, unique_by=lambda t: t[0]),
+    min_size=2,
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(links=links_strategy)
+def test_property_index_equals_graph(tmp_path_factory, links):
+    g = sample_graph(links, {k: f"Title {k}" for k in links})
+    folder = tmp_path_factory.mktemp("g")
+    save(g, folder)
+    rel.write_index(g, folder)
+    for pid in links:
+        from_graph = kg.related(g, pid, top=20)
+        from_index = rel.find_related(folder, pid, top=20)
+        assert from_index.source == "index" and list(from_index.results) == from_graph
+        keys = [(-r.score, r.id) for r in from_graph]
+        assert keys == sorted(keys)
+        assert {r.id for r in from_graph} == set(expected_scores(pid, links))
+        for r in from_graph:
+            assert sum(x.contribution for x in r.reasons) == pytest.approx(r.score, rel=1e-9)
