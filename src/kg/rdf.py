@@ -30,6 +30,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import shutil
 import zlib
 from collections.abc import Iterator
@@ -50,6 +51,7 @@ ExportFormat = TypingLiteral["ttl", "nt", "jsonld", "graphml"]
 EXPORT_FORMATS: tuple[str, ...] = ("ttl", "nt", "jsonld", "graphml")
 EXTENSIONS = {"ttl": "ttl", "nt": "nt", "jsonld": "jsonld", "graphml": "graphml"}
 
+TURTLE_FILE = "graph.ttl"  # written by `kg build` next to graph.json
 KG = "https://w3id.org/kg-ml/ontology#"
 DEFAULT_BASE = "https://w3id.org/kg-ml/resource/"
 # Bump when the RDF produced for the same graph changes (invalidates cached stores).
@@ -125,6 +127,9 @@ OA_MOTIVATED = _n("oa", "motivatedBy")
 OA_IDENTIFYING = _n("oa", "identifying")
 PROV_ACTIVITY = _n("prov", "Activity")
 PROV_GENERATED_BY = _n("prov", "wasGeneratedBy")
+PROV_ENDED = _n("prov", "endedAtTime")
+XSD_DATETIME = _n("xsd", "dateTime")
+_DATETIME = re.compile(r"-?\d{4,}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)?")
 KG_PROPOSES = _n("kg", "proposes")
 KG_VENUE = _n("kg", "venue")
 KG_ARXIV = _n("kg", "arxivId")
@@ -235,6 +240,9 @@ def triples(graph: nx.DiGraph, *, base: str = DEFAULT_BASE) -> Iterator[ox.Tripl
     yield T(run, RDFS_LABEL, _text(f"kg extraction with {name} {version}"))
     yield T(run, KG_PIPELINE_NAME, _text(name))
     yield T(run, KG_PIPELINE_VERSION, _text(version))
+    created = graph.graph.get("created")
+    if isinstance(created, str) and _DATETIME.fullmatch(created):
+        yield T(run, PROV_ENDED, ox.Literal(created, datatype=XSD_DATETIME))
     scheme = iris.scheme()
     yield T(scheme, RDF_TYPE, SKOS_SCHEME)
     yield T(scheme, RDFS_LABEL, _text("kg concepts"))

@@ -60,8 +60,7 @@ class QueryResult:
     variables: tuple[str, ...]
     rows: tuple[Row, ...] = ()
     boolean: bool | None = None
-    backend: str = ""
-    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+    backend: str = field(default="", compare=False)  # which engine answered
 
 
 # --- query text -------------------------------------------------------------------------
@@ -124,6 +123,9 @@ class OxigraphBackend:
         except SyntaxError as error:
             raise _oxigraph_syntax_error(str(error)) from error
         except (OSError, ValueError, RuntimeError) as error:
+            unprojected = re.search(r"does not contains? variable \?(\w+) in its SELECT projection", str(error))
+            if unprojected:
+                raise _unprojected(unprojected.group(1)) from error
             raise QueryFailed(f"SPARQL query failed: {error}") from error
         try:
             if isinstance(result, ox.QueryBoolean):
@@ -147,6 +149,10 @@ def _oxigraph_syntax_error(message: str) -> QuerySyntaxError:
             detail = "undeclared prefix"
         return QuerySyntaxError(f"SPARQL syntax error at line {line}, column {column}: {_one_line(detail)}")
     return QuerySyntaxError(f"SPARQL syntax error: {_one_line(message)}")
+
+
+def _unprojected(name: str) -> QueryFailed:
+    return QueryFailed(f"--bind {name}: the query must SELECT ?{name} to bind it")
 
 
 def _oxigraph_syntax_check(text: str) -> QuerySyntaxError | None:
@@ -218,6 +224,9 @@ class RdflibBackend:
                 return QueryResult(variables=(), boolean=bool(result.askAnswer), backend=self.name)
             if result.type == "SELECT":
                 variables = tuple(str(v) for v in result.vars or ())
+                for name in init:
+                    if name not in variables:  # as Oxigraph (SEP-0007) requires
+                        raise _unprojected(name)
                 rows = tuple(tuple(_rdflib_term(row[i]) for i in range(len(variables))) for row in result)
                 return QueryResult(variables=variables, rows=rows, backend=self.name)
             rows = tuple(tuple(_rdflib_term(t) for t in triple) for triple in result.graph)
