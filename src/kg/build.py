@@ -89,6 +89,11 @@ def build(
     graph = build_graph(corpus.papers, resolution.entities, resolution.concepts, meta=meta)
     graph_path = save(graph, out)
     outputs.extend([str(entities_path), str(concepts_path), str(graph_path)])
+    # RDF: streamed through pyoxigraph (fast at corpus scale), validated by schemas/shapes.ttl.
+    from kg.rdf import TURTLE_FILE, write_rdf
+
+    write_rdf(graph, out / TURTLE_FILE)
+    outputs.append(str(out / TURTLE_FILE))
     # The related-papers index, so `kg related` answers without loading graph.json.
     from kg.related import write_index
 
