@@ -1,0 +1,103 @@
+"""`kg export`: formats, default paths, stdout, N-Triples shards, errors."""
+
+from __future__ import annotations
+
+import json
+
+import networkx as nx
+import pytest
+import rdflib
+from test_rdf import sample_graph
+
+from kg import rdf
+from kg.cli import main
+from kg.errors import ExitCode
+from kg.graph import save
+
+
+@pytest.fixture()
+def built(tmp_path):
+    save(sample_graph(), tmp_path)
+    return tmp_path
+
+
+def expected_triples() -> set:
+    return set(rdf.to_rdflib(sample_graph()))
+
+
+@pytest.mark.parametrize(("fmt", "parser"), [("ttl", "turtle"), ("nt", "nt"), ("jsonld", "json-ld")])
+def test_export_rdf_formats_default_path(built, capsys, fmt: str, parser: str) -> None:
+    assert main(["export", "--graph", str(built), "--format", fmt]) == 0
+    path = built / f"graph.{fmt}"
+    assert capsys.readouterr().out == f"wrote {path} (246 triples)\n"
+    assert set(rdflib.Graph().parse(path, format=parser)) == expected_triples()
+    assert not list(built.glob(".graph.*.tmp"))  # atomic: no temporary file left
+
+
+def test_export_is_byte_for_byte_reproducible(built, tmp_path_factory) -> None:
+    other = tmp_path_factory.mktemp("again")
+    save(sample_graph(), other)
+    for folder in (built, other):
+        assert main(["export", "--graph", str(folder), "-f", "ttl", "-o", str(folder / "x.ttl")]) == 0
+    assert (built / "x.ttl").read_bytes() == (other / "x.ttl").read_bytes()
+
+
+def test_export_base(built) -> None:
+    out = built / "b.nt"
+    assert main(["export", "--graph", str(built), "-f", "nt", "-o", str(out), "--base", "https://example.org/mine"]) == 0
+    subjects = {str(s) for s in rdflib.Graph().parse(out, format="nt").subjects()}
+    assert "https://example.org/mine/paper/p1" in subjects
+    assert all(s.startswith("https://example.org/mine/") for s in subjects)
+
+
+def test_export_graphml(built, capsys) -> None:
+    assert main(["export", "--graph", str(built), "-f", "graphml", "-o", str(built / "g.graphml")]) == 0
+    assert capsys.readouterr().out == f"wrote {built / 'g.graphml'} (10 nodes, 10 edges)\n"
+    back = nx.read_graphml(built / "g.graphml")
+    assert json.loads(back.nodes["concept:method/rag"]["alt_labels"]) == ["RAG"]
+
+
+def test_export_to_stdout(built, capsysbinary) -> None:
+    assert main(["export", "--graph", str(built), "-f", "nt", "-o", "-"]) == 0
+    out = capsysbinary.readouterr().out
+    assert set(rdflib.Graph().parse(data=out.decode("utf-8"), format="nt")) == expected_triples()
+
+
+def test_export_shards(built, capsys) -> None:
+    target = built / "dump" / "kg.nt"
+    assert main(["export", "--graph", str(built), "-f", "nt", "--shards", "4", "-o", str(target)]) == 0
+    names = sorted(p.name for p in target.parent.iterdir())
+    assert names == [f"kg-0000{i}-of-00004.nt" for i in range(4)]
+    assert capsys.readouterr().out == f"wrote 4 shards (246 triples): {target.parent / names[0]} … {target.parent / names[-1]}\n"
+    union = set()
+    for name in names:
+        union |= set(rdflib.Graph().parse(target.parent / name, format="nt"))
+    assert union == expected_triples()
+
+
+def test_shards_load_into_a_store(built) -> None:
+    import pyoxigraph as ox
+
+    assert main(["export", "--graph", str(built), "-f", "nt", "--shards", "2"]) == 0
+    store = ox.Store()
+    for path in sorted(built.glob("graph-*-of-00002.nt")):
+        store.bulk_load(path=str(path), format=ox.RdfFormat.N_TRIPLES)
+    assert len(store) == 246
+
+
+def test_shards_need_nt(built, capsys) -> None:
+    assert main(["export", "--graph", str(built), "-f", "ttl", "--shards", "2"]) == ExitCode.USAGE
+    assert "Error: --shards needs --format nt (got ttl)" in capsys.readouterr().err
+    assert main(["export", "--graph", str(built), "-f", "nt", "--shards", "0"]) == ExitCode.USAGE
+
+
+def test_export_missing_graph(tmp_path, capsys) -> None:
+    assert main(["export", "--graph", str(tmp_path / "nope")]) == ExitCode.GRAPH_NOT_FOUND
+    assert capsys.readouterr().err.startswith(f"Error: no graph at {tmp_path / 'nope'}")
+
+
+def test_export_unwritable_output(built, capsys) -> None:
+    blocker = built / "file"
+    blocker.write_text("x", encoding="utf-8")
+    assert main(["export", "--graph", str(built), "-o", str(blocker / "sub" / "g.ttl")]) == ExitCode.OUTPUT_ERROR
+    assert capsys.readouterr().err.startswith(f"Error: cannot write {blocker / 'sub' / 'g.ttl'}: ")

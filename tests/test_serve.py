@@ -1,0 +1,129 @@
+"""`kg serve`: a SPARQL 1.1 Protocol endpoint on loopback, queried over real HTTP."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+import pytest
+from test_rdf import sample_graph
+
+from kg.cli import main
+from kg.errors import ExitCode, ServerError
+from kg.graph import save
+from kg.rdf import to_store
+from kg.serve import endpoint_url, make_server, serve_in_thread
+
+QUERY = "SELECT ?id WHERE { ?p a fabio:ResearchPaper ; dcterms:identifier ?id } ORDER BY ?id"
+
+
+@pytest.fixture(scope="module")
+def endpoint():
+    server = make_server(to_store(sample_graph()), host="127.0.0.1", port=0)
+    thread = serve_in_thread(server)
+    yield endpoint_url(server)
+    server.shutdown()
+    server.server_close()
+    thread.join(timeout=5)
+
+
+def fetch(request: urllib.request.Request | str) -> tuple[int, str, str]:
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, response.headers["Content-Type"], response.read().decode("utf-8")
+    except urllib.error.HTTPError as error:
+        return error.code, error.headers["Content-Type"], error.read().decode("utf-8")
+
+
+def ids(body: str) -> list[str]:
+    return [row["id"]["value"] for row in json.loads(body)["results"]["bindings"]]
+
+
+def test_get_json(endpoint: str) -> None:
+    assert endpoint.startswith("http://127.0.0.1:") and endpoint.endswith("/sparql")
+    status, content_type, body = fetch(endpoint + "?" + urllib.parse.urlencode({"query": QUERY}))
+    assert status == 200
+    assert content_type == "application/sparql-results+json; charset=utf-8"
+    assert ids(body) == ["p1", "p2", "p3/x y"]
+
+
+def test_post_form_and_direct_body(endpoint: str) -> None:
+    form = urllib.request.Request(endpoint, data=urllib.parse.urlencode({"query": QUERY}).encode(), headers={"Content-Type": "application/x-www-form-urlencoded"})
+    assert ids(fetch(form)[2]) == ["p1", "p2", "p3/x y"]
+    direct = urllib.request.Request(endpoint, data=QUERY.encode(), headers={"Content-Type": "application/sparql-query", "Accept": "text/csv"})
+    status, content_type, body = fetch(direct)
+    assert (status, content_type) == (200, "text/csv; charset=utf-8")
+    assert body == "id\r\np1\r\np2\r\np3/x y\r\n"
+
+
+def test_ask_and_construct(endpoint: str) -> None:
+    status, _, body = fetch(endpoint + "?" + urllib.parse.urlencode({"query": "ASK { ?p kg:proposes ?c }"}))
+    assert (status, json.loads(body)["boolean"]) == (200, True)
+    construct = "CONSTRUCT { ?c skos:prefLabel ?l } WHERE { ?c a kg:Metric ; skos:prefLabel ?l }"
+    request = urllib.request.Request(endpoint + "?" + urllib.parse.urlencode({"query": construct}), headers={"Accept": "application/n-triples"})
+    status, content_type, body = fetch(request)
+    assert (status, content_type) == (200, "application/n-triples; charset=utf-8")
+    assert body == '<https://w3id.org/kg-ml/resource/concept/metric%2Ff1> <http://www.w3.org/2004/02/skos/core#prefLabel> "F1" .\n'
+
+
+def test_errors(endpoint: str) -> None:
+    status, content_type, body = fetch(endpoint + "?" + urllib.parse.urlencode({"query": "SELECT * WHERE { ?s ?p }"}))
+    assert (status, content_type) == (400, "text/plain; charset=utf-8")
+    assert body.startswith("SPARQL syntax error at line 1, column ")
+    assert fetch(endpoint)[:1] == (400,)
+    update = urllib.request.Request(endpoint, data=b"update=CLEAR+ALL", headers={"Content-Type": "application/x-www-form-urlencoded"})
+    assert fetch(update)[0] == 405
+    update = urllib.request.Request(endpoint, data=b"CLEAR ALL", headers={"Content-Type": "application/sparql-update"})
+    assert fetch(update)[0] == 405
+    assert fetch(endpoint.replace("/sparql", "/elsewhere"))[0] == 404
+    # the data is untouched
+    assert ids(fetch(endpoint + "?" + urllib.parse.urlencode({"query": QUERY}))[2]) == ["p1", "p2", "p3/x y"]
+
+
+def test_port_in_use_is_server_error() -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        with pytest.raises(ServerError, match=rf"^cannot listen on 127\.0\.0\.1:{port}: "):
+            make_server(to_store(sample_graph()), port=port)
+
+
+def test_cli_serve_missing_graph(tmp_path, capsys) -> None:
+    assert main(["serve", "--graph", str(tmp_path / "nope"), "--port", "0"]) == ExitCode.GRAPH_NOT_FOUND
+    assert capsys.readouterr().err.startswith("Error: no graph at ")
+
+
+def test_kg_serve_command_over_http(tmp_path) -> None:
+    """The real command in a subprocess: start on a free loopback port, query, stop."""
+    save(sample_graph(), tmp_path)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "kg", "serve", "--graph", str(tmp_path), "--port", "0"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        line = process.stderr.readline()  # "SPARQL endpoint: http://127.0.0.1:PORT/sparql  (Ctrl-C to stop)"
+        assert line.startswith("SPARQL endpoint: http://127.0.0.1:"), line
+        url = line.split()[2]
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                status, _, body = fetch(url + "?" + urllib.parse.urlencode({"query": QUERY}))
+                break
+            except urllib.error.URLError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+        assert status == 200
+        assert ids(body) == ["p1", "p2", "p3/x y"]
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        process.stdout.close()
+        process.stderr.close()
