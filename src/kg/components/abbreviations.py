@@ -23,7 +23,8 @@ if not Span.has_extension("long_form"):
 _PAREN = re.compile(r"\(([^()]{1,60})\)")
 _WORD = re.compile(r"[^\s]+")
 _CLAUSE_END = re.compile(r"[.;:!?]\s|[()\[\]]")
-_DEFINITION_PREFIX = re.compile(r"^(?:i\.\s?e\.|a\.k\.a\.|aka|abbreviated|short for|or)\s*,?\s*", re.I)
+_DEFINITION_PREFIX = re.compile(r"^(?:a\.k\.a\.|aka|abbreviated|short for|or)\s*,?\s*", re.I)
+_RESTATEMENT = re.compile(r"^(?:i\.\s?e\.|e\.\s?g\.|cf\.|see)", re.I)  # "(i.e., PNGBiO)" names, not defines
 _STOP_EDGE = {"the", "a", "an", "of", "and", "or", "for", "in", "on", "to", "with", "by", "we", "our", "is", "are", "which", "that", "as"}
 
 
@@ -90,6 +91,8 @@ def find_definitions(text: str) -> list[tuple[tuple[int, int], tuple[int, int]]]
     for match in _PAREN.finditer(text):
         inside = match.group(1).strip()
         inside_start = match.start(1) + (len(match.group(1)) - len(match.group(1).lstrip()))
+        if _RESTATEMENT.match(inside):
+            continue
         prefix = _DEFINITION_PREFIX.match(inside)
         if prefix:
             inside_start += prefix.end()
@@ -118,6 +121,16 @@ def find_definitions(text: str) -> list[tuple[tuple[int, int], tuple[int, int]]]
     return pairs
 
 
+_NOT_IN_LONG_FORM = {"AUX", "PRON", "DET", "SCONJ"}
+
+
+def _ends_preamble(token) -> bool:
+    """A word that cannot be inside a long form: finite verbs, pronouns, determiners (not "Q-driven")."""
+    if token.pos_ in _NOT_IN_LONG_FORM:
+        return True
+    return token.pos_ == "VERB" and token.tag_ in ("VB", "VBZ", "VBD", "VBP") and token.text[:1].islower()
+
+
 class AbbreviationDetector:
     def __init__(self, nlp: Language, name: str) -> None:
         self.name = name
@@ -130,6 +143,12 @@ class AbbreviationDetector:
             long = doc.char_span(l_start, l_end, alignment_mode="contract")
             if short is None or long is None or len(short) == 0 or len(long) == 0:
                 continue
+            if doc.has_annotation("POS"):
+                # "we propose Personalized PageRank (PPR)": the long form starts after the last verb.
+                cut = max((t.i + 1 for t in long if _ends_preamble(t)), default=long.start)
+                long = doc[cut : long.end]
+                if len(long) == 0 or (len(long) == 1 and len(long.text) <= len(short.text)):
+                    continue
             short = Span(doc, short.start, short.end, label="SHORT")
             long = Span(doc, long.start, long.end, label="LONG")
             pairs.append((short, long))

@@ -27,7 +27,8 @@ NOT_COINAGES = frozenset(
     """AI ML US USA UK EU UN II III IV PhD OK API APIs URL URLs PDF HTML JSON XML CSV SQL CEO ID IDs GitHub
     YouTube LaTeX COVID COVID-19 SARS-CoV-2 DNA RNA HIV ICML NeurIPS NIPS ICLR CVPR ICCV ECCV ACL EMNLP NAACL
     AAAI IJCAI KDD WWW SIGIR COLING AISTATS COLT UAI CoRL arXiv PMLR IEEE ACM NSF NIH DARPA USD IoT IT ICU
-    ER OR AND NOT IF FAQ TV PC PCs UI UX GUI CLI OS iOS CN EN FR DE ZH JA KO""".split()
+    ER OR AND NOT IF FAQ TV PC PCs UI UX GUI CLI OS iOS CN EN FR DE ZH JA KO FP4 FP8 FP16 FP32 FP64 BF16 INT4 INT8
+    TF32 RGB RGB-D HD 4K LLM-based""".split()
 )
 
 
@@ -45,17 +46,32 @@ def is_coinage(piece: str) -> bool:
     return any(_coinlike(part) for part in re.split(r"[-/]", piece))
 
 
+_SLASH_WORDS = re.compile(r"/(?=[A-Za-z]{3})")  # "AdaGrad/Adam" is two names; "DiT-XL/2" one
+_LOWER_TAIL = re.compile(r"(?:-[a-z]{3,})+$")  # "xLSTM-based", "LLM-driven", "AI-generated"
+
+
+def _pieces(text: str):
+    for match in _PIECE.finditer(text):
+        start = match.start()
+        for part in _SLASH_WORDS.split(match.group()):
+            yield start, part
+            start += len(part) + 1
+
+
 def find_coinages(text: str) -> list[tuple[int, int]]:
     """Character spans of coined names in `text`."""
     spans = []
-    for match in _PIECE.finditer(text):
-        if not is_coinage(match.group()):
+    for start, piece in _pieces(text):
+        tail = _LOWER_TAIL.search(piece)
+        if tail:
+            piece = piece[: tail.start()]
+        if not piece or not is_coinage(piece):
             continue
-        end = match.end()
-        suffix = _SUFFIX.match(text, end)
+        end = start + len(piece)
+        suffix = None if tail else _SUFFIX.match(text, end)
         if suffix:
             end = suffix.end()
-        spans.append((match.start(), end))
+        spans.append((start, end))
     return spans
 
 
@@ -68,7 +84,9 @@ class CoinageDetector:
         last_end = -1
         for start, end in find_coinages(doc.text):
             span = doc.char_span(start, end, alignment_mode="expand")
-            if span is not None and span.start >= last_end:
+            if span is None or any(ch.isalnum() for ch in doc.text[span.start_char : start] + doc.text[end : span.end_char]):
+                continue  # the tokenizer glued the name to more text ("GD(1"): not a clean name
+            if span.start >= last_end:
                 spans.append(Span(doc, span.start, span.end, label="COINAGE"))
                 last_end = span.end
         doc.spans[SPAN_KEY] = spans

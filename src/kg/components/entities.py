@@ -18,7 +18,7 @@ from spacy.tokens import Doc, Span
 
 from kg.components.abbreviations import SPAN_KEY as ACRONYM_KEY
 from kg.components.coinages import SPAN_KEY as COINAGE_KEY
-from kg.components.heads import GENERIC_HEADS, HEAD_TYPES, NON_ENTITY_HEADS, STOP_WORDS
+from kg.components.heads import HEAD_TYPES, NON_ENTITY_HEADS, STOP_WORDS, WRAPPER_HEADS
 from kg.components.typed_phrases import SPAN_KEY as PHRASE_KEY
 from kg.components.vocab_ruler import SPAN_KEY as VOCAB_KEY
 from kg.vocab import Vocabulary, load_vocabulary, normalize_key, singularize
@@ -65,6 +65,12 @@ def _long_form_label(long: Span, short: Span, vocabulary: Vocabulary) -> tuple[s
     label = HEAD_TYPES.get(last)
     if label is not None:
         return label, None
+    doc = short.doc
+    after = short.end + 1 if short.end < len(doc) and doc[short.end].text == ")" else short.end
+    following = doc[after] if after < len(doc) and doc[after].pos_ in ("NOUN", "PROPN") else None
+    if following is not None and HEAD_TYPES.get(singularize(following.lower_)):
+        # "mean-field optimal stopping (MFOS) problem", "(QNPG) algorithm": the noun types the pair.
+        return HEAD_TYPES[singularize(following.lower_)], None
     if any(t.text[:1].isupper() for t in long[1:]) or any(sum(c.isupper() for c in t.text) > 1 for t in long):
         return "METHOD", None  # a capitalised name defined with an acronym
     return None, None
@@ -84,10 +90,12 @@ class EntityMerger:
 
         # Acronym definitions: short and long form share the long form's key and type.
         definitions: dict[str, tuple[str, str, str | None]] = {}  # short text → (label, key, vocab id)
+        rejected: set[str] = set()  # short forms whose long form is no entity ("Random Matrix Theory (RMT)")
         triples = []
         for short, long in doc._.kg_abbreviations or ():
             label, vocab_id = _long_form_label(long, short, vocabulary)
             if label is None:
+                rejected.add(short.text)
                 continue
             key = normalize_key(long.text)
             definitions[short.text] = (label, key, vocab_id)
@@ -102,6 +110,8 @@ class EntityMerger:
             text = span.text
             entry = vocabulary.lookup(text)
             guessed = False
+            if text in rejected and entry is None:
+                continue
             if text in definitions:
                 label, key, vocab_id = definitions[text]
             elif entry is not None:
@@ -115,10 +125,9 @@ class EntityMerger:
             score = DEFAULT_COINAGE_SCORE if guessed else SCORES["coinage"]
             candidates.append(Candidate(span.start, span.end, label, "coinage", score, key, vocab_id, guessed))
 
-        named = [c for c in candidates if c.source != "vocab" or (vocabulary.get(c.vocab or "") or _NOENTRY).named]
         for span in doc.spans.get(PHRASE_KEY, []):
             head = singularize(span[-1].lower_)
-            if self._covered_by_name(span, head, named, vocab_spans, doc):
+            if self._covered_by_name(span, head, candidates, vocab_spans, doc):
                 continue
             candidates.append(Candidate(span.start, span.end, span.label_, "noun_chunk", SCORES["noun_chunk"], normalize_key(span.text)))
 
@@ -145,7 +154,7 @@ class EntityMerger:
         """True when a phrase only wraps a better entity: "the xLSTM architecture", "deep neural networks"."""
         for cand in named:
             # [modifiers] NAME head, where the head adds nothing (generic) or repeats the name's type.
-            if span.start <= cand.start and cand.end == span.end - 1 and (head in GENERIC_HEADS or cand.label == span.label_):
+            if span.start <= cand.start and cand.end == span.end - 1 and (head in WRAPPER_HEADS or cand.label == span.label_):
                 return True
         if doc.has_annotation("POS"):
             for vspan in vocab_spans:
@@ -154,13 +163,6 @@ class EntityMerger:
                     if all(t.pos_ in ("ADJ", "ADV") for t in doc[span.start : vspan.start]):
                         return True
         return False
-
-
-class _NoEntry:
-    named = False
-
-
-_NOENTRY = _NoEntry()
 
 
 def _select(candidates: list[Candidate]) -> list[Candidate]:

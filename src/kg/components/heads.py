@@ -14,11 +14,10 @@ _HEADS: dict[EntityType, str] = {
     "DATASET": """dataset benchmark corpus treebank database testbed suite leaderboard
         collection lexicon wordnet knowledge-base""",
     "HARDWARE": """gpu tpu cpu npu ipu fpga asic chip processor accelerator microcontroller hardware device
-        supercomputer workstation smartphone sensor qpu qubit chipset core""",
+        supercomputer workstation smartphone sensor qpu qubit chipset""",
     "METRIC": """accuracy precision recall f1 f-score f-measure auc auroc auprc score metric perplexity
         latency throughput bleu rouge meteor cider spice regret fid lpips psnr ssim
-        mae mse rmse speedup error map miou iou
-        fidelity""",
+        mae mse rmse speedup error miou iou""",
     "TASK": """detection classification segmentation recognition generation translation retrieval prediction
         forecasting estimation tracking parsing summarization answering localization reconstruction
         synthesis captioning completion tagging labeling labelling extraction understanding planning
@@ -28,12 +27,11 @@ _HEADS: dict[EntityType, str] = {
         paraphrasing processing modeling modelling discovery mining task problem control
         reasoning adaptation generalization""",
     "METHOD": """algorithm network model method approach framework technique architecture transformer encoder
-        decoder autoencoder classifier regressor regression optimizer optimiser estimator sampler kernel
+        decoder autoencoder classifier regressor regression optimizer optimiser estimator sampler
         mechanism layer module embedding tree forest machine descent procedure heuristic scheme strategy
-        policy filter field process chain sampling distillation pruning quantization regularization
-        normalization augmentation attention parser tagger system pipeline agent solver paradigm
-        formulation objective loss representation learning training fine-tuning finetuning tuning
-        prompting decoding inference""",
+        policy filter field sampling distillation pruning quantization regularization
+        normalization augmentation attention parser tagger pipeline solver paradigm
+        learning training fine-tuning finetuning tuning prompting decoding""",
 }
 for _label, _words in _HEADS.items():
     for _word in _words.split():
@@ -46,6 +44,12 @@ GENERIC_HEADS = frozenset(
     training tuning inference task problem process dataset data benchmark corpus collection device hardware
     score metric rate ratio distance similarity correlation control reasoning adaptation generalization
     modeling modelling search-task understanding planning discovery mining analysis""".split()
+)
+
+# Generic heads that only wrap a name: "the xLSTM architecture" is xLSTM.
+WRAPPER_HEADS = frozenset(
+    """algorithm method approach framework technique architecture model variant version family
+    mechanism module pipeline scheme strategy procedure paradigm system tool solution implementation""".split()
 )
 
 # Heads that never make an entity of kg's types, e.g. "Random Matrix Theory (RMT)".
@@ -87,7 +91,7 @@ STOP_WORDS = frozenset(
 
 # Verbs (lemmas) that, with "we"/"this paper" as subject, introduce what a paper proposes.
 PROPOSE_VERBS = frozenset(
-    """propose introduce present develop design devise build construct create curate release establish
+    """propose introduce present develop design devise build construct create curate release
     formulate contribute offer unveil""".split()
 )
 # Words right before a name that mark it as the paper's own: "called X", "dubbed X".

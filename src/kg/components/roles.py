@@ -1,9 +1,11 @@
 """`kg_roles`: marks entities the paper itself introduces as ``proposed`` (others stay ``used``).
 
-Cues: "we propose/introduce/present … X" (the first name after the verb), "called /
-named / dubbed X", "(i.e., X)" in such a sentence, "our X", "X, a novel …", "X is a new …".
-A concept proposed once is proposed everywhere in the abstract (same key). Only names
-count — coined names, acronyms, curated proper names — not generic terms ("a transformer").
+Cues: the clause after "we propose / introduce / present …" (up to "which", "that", "to",
+"for", ";" …), "called / named / dubbed X", "our X", "X, a novel …", "X is a new …".
+Only names count — coined names, acronyms, curated proper names — not generic terms
+("a transformer"), and not tasks. A name followed by a generic head that is itself
+followed by another name is a modifier ("a novel MCTS algorithm, Stochastic-Power-HOOT").
+A concept proposed once is proposed everywhere in the abstract (same key).
 """
 
 from __future__ import annotations
@@ -12,10 +14,16 @@ from spacy.language import Language
 from spacy.tokens import Doc, Span
 
 from kg.components.entities import SPAN_KEY
-from kg.components.heads import NAMING_WORDS, PROPOSE_VERBS, SELF_SUBJECTS
-from kg.vocab import Vocabulary, load_vocabulary
+from kg.components.heads import NAMING_WORDS, PROPOSE_VERBS, SELF_SUBJECTS, WRAPPER_HEADS
+from kg.vocab import Vocabulary, load_vocabulary, singularize
 
-_NOVEL = {"novel", "new", "first", "simple", "general", "unified", "scalable", "lightweight", "principled"}
+_NOVEL = {"novel", "new", "first", "simple", "general", "unified", "scalable", "lightweight", "principled", "large-scale"}
+# Words that end the clause naming what a paper proposes.
+_CLAUSE_STOP = {";", ":", ".", "which", "that", "to", "for", "by", "based", "using", "via", "with", "on", "in", "where",
+                "while", "whose", "than", "over", "against", "from", "when", "if", "because", "since"}
+_FINITE_VERB_TAGS = {"VBZ", "VBD", "VBP"}  # "…, and show that", "which achieves": the clause has ended
+_PROPOSABLE = {"METHOD", "DATASET", "METRIC", "HARDWARE"}
+MAX_CLAUSE_TOKENS = 40
 
 
 class RoleDetector:
@@ -24,6 +32,8 @@ class RoleDetector:
         self.vocabulary = vocabulary or load_vocabulary()
 
     def _nameable(self, span: Span) -> bool:
+        if span.label_ not in _PROPOSABLE:
+            return False
         if span._.kg_source == "vocab":
             entry = self.vocabulary.get(span._.kg_vocab or "")
             return entry is not None and entry.named
@@ -37,14 +47,14 @@ class RoleDetector:
         has_dep = doc.has_annotation("DEP")
         for token in doc:
             lemma = token.lemma_.lower() if token.lemma_ else token.lower_
-            if lemma not in PROPOSE_VERBS and token.lower_.rstrip("sd") not in PROPOSE_VERBS and token.lower_ not in PROPOSE_VERBS:
+            if lemma not in PROPOSE_VERBS and token.lower_ not in PROPOSE_VERBS:
                 continue
             if token.i + 1 < len(doc) and doc[token.i + 1].lower_ == "to":
                 continue
             if has_dep:
-                subject = [c for c in token.children if c.dep_ in ("nsubj", "nsubjpass")]
-                heads = [token.head] if token.dep_ in ("conj", "xcomp") else []
-                subjects = subject + [c for h in heads for c in h.children if c.dep_ == "nsubj"]
+                subjects = [c for c in token.children if c.dep_ == "nsubj"]
+                if token.dep_ in ("conj", "xcomp", "advcl"):  # "we address X and propose Y"
+                    subjects += [c for c in token.head.children if c.dep_ == "nsubj"]
                 if not any(s.lower_ in SELF_SUBJECTS for s in subjects):
                     continue
             elif not any(t.lower_ == "we" for t in doc[max(0, token.i - 4) : token.i]):
@@ -52,23 +62,29 @@ class RoleDetector:
             found.append(token.i)
         return found
 
+    def _clause_end(self, doc: Doc, trigger: int) -> int:
+        sent_end = doc[trigger].sent.end if doc.has_annotation("SENT_START") or doc.has_annotation("DEP") else len(doc)
+        limit = min(sent_end, trigger + MAX_CLAUSE_TOKENS)
+        depth = 0
+        for i in range(trigger + 1, limit):
+            text = doc[i].lower_
+            depth += text == "("
+            depth -= text == ")"
+            if depth <= 0 and (text in _CLAUSE_STOP or doc[i].tag_ in _FINITE_VERB_TAGS):
+                return i
+        return limit
+
     def __call__(self, doc: Doc) -> Doc:
-        entities = list(doc.spans.get(SPAN_KEY, []))
+        entities = sorted(doc.spans.get(SPAN_KEY, []), key=lambda s: s.start)
         proposed: set[int] = set()
-        sent_of = {}
-        for index, span in enumerate(entities):
-            sent_of[index] = span.sent.start if doc.has_annotation("SENT_START") or doc.has_annotation("DEP") else 0
         for trigger in self._triggers(doc):
-            trigger_sent = doc[trigger].sent.start if doc.has_annotation("SENT_START") or doc.has_annotation("DEP") else 0
-            after = [i for i, s in enumerate(entities) if s.start > trigger and sent_of[i] == trigger_sent]
-            for i in after:
-                if self._nameable(entities[i]):
-                    proposed.add(i)
-                    break
-            for i in after:
-                # "(i.e., X)" and "called X" in a sentence about the paper's own contribution.
-                before = doc[max(0, entities[i].start - 3) : entities[i].start]
-                if any(t.lower_ in ("i.e.", "ie", "i.e") for t in before) and self._nameable(entities[i]):
+            end = self._clause_end(doc, trigger)
+            inside = [i for i, s in enumerate(entities) if trigger < s.start and s.end <= end and self._nameable(s)]
+            for n, i in enumerate(inside):
+                span = entities[i]
+                following = doc[span.end] if span.end < len(doc) else None
+                is_modifier = following is not None and singularize(following.lower_) in WRAPPER_HEADS and n + 1 < len(inside)
+                if not is_modifier:
                     proposed.add(i)
         for i, span in enumerate(entities):
             if not self._nameable(span):
@@ -78,9 +94,7 @@ class RoleDetector:
                 proposed.add(i)
                 continue
             tail = [t.lower_ for t in doc[span.end : span.end + 4]]
-            if (tail[:1] == [","] and len(tail) > 2 and tail[1] in ("a", "an") and tail[2] in _NOVEL) or (
-                tail[:1] == ["is"] and len(tail) > 2 and tail[1] in ("a", "an") and tail[2] in _NOVEL
-            ):
+            if len(tail) > 2 and tail[0] in (",", "is") and tail[1] in ("a", "an") and tail[2] in _NOVEL:
                 proposed.add(i)
         keys = {entities[i]._.kg_key for i in proposed}
         for span in entities:

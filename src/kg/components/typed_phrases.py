@@ -19,7 +19,8 @@ from kg.vocab import singularize
 
 SPAN_KEY = "kg_phrase"
 MAX_TOKENS = 6
-_SKIP_POS = {"DET", "PRON", "NUM", "PUNCT", "SYM", "SPACE", "CCONJ", "ADP", "PART", "AUX", "VERB"}
+_SKIP_POS = {"DET", "PRON", "NUM", "PUNCT", "SYM", "SPACE", "CCONJ", "ADP", "PART", "AUX", "VERB", "ADV", "SCONJ"}
+_INNER_PUNCT = {"-", "/", "'", "’", "'s"}  # punctuation that may sit inside a name
 
 
 def head_type(word: str) -> str | None:
@@ -30,6 +31,12 @@ def head_type(word: str) -> str | None:
 def _trim(doc: Doc, start: int, end: int) -> tuple[int, int]:
     """Drop generic modifiers, numbers and punctuation from the left of [start, end)."""
     has_pos = doc.has_annotation("POS")
+    # Start after the last bracket, comma or conjunction: "(i.e., X) method", "A and B datasets".
+    for i in range(end - 2, start - 1, -1):
+        token = doc[i]
+        if (token.is_punct and token.text not in _INNER_PUNCT) or token.lower_ in ("and", "or", "&", "nor", "but"):
+            start = i + 1
+            break
     while start < end - 1:
         token = doc[start]
         if (
