@@ -285,3 +285,28 @@ def test_cli_unwritable_output(graph_dir: Path, capsys) -> None:
     (graph_dir / "blocker").write_text("a file, not a folder")
     assert main(["html", "--graph", str(graph_dir), "-o", str(graph_dir / "blocker" / "g.html")]) == 18
     assert capsys.readouterr().err.startswith(f"Error: cannot write {graph_dir / 'blocker' / 'g.html'}: ")
+
+
+# ---- the seeds, through `kg build` ----
+
+SEEDS = Path(__file__).resolve().parents[1] / "seeds"
+
+
+@pytest.fixture(scope="module")
+def seeds_out(tmp_path_factory) -> Path:
+    """`kg build seeds/` once (spaCy extraction, a few seconds)."""
+    out = tmp_path_factory.mktemp("seeds-out")
+    assert main(["build", str(SEEDS), "-o", str(out), "--quiet"]) == 0
+    return out
+
+
+def test_build_writes_the_same_page_as_kg_html(seeds_out: Path, tmp_path: Path) -> None:
+    from kg.graph import load
+
+    built = (seeds_out / "graph.html").read_bytes()
+    write_html(load(seeds_out), tmp_path / "again.html")
+    assert (tmp_path / "again.html").read_bytes() == built  # deterministic, default options
+    graph = load(seeds_out)
+    nodes = json_block(built.decode("utf-8"), "kg-nodes")
+    assert len(nodes) == graph.number_of_nodes()  # the seeds are small: nothing filtered
+    assert sum(1 for node in nodes if node["group"] == "paper") == 38

@@ -13,7 +13,7 @@ import pytest
 
 from kg.html import write_html
 
-from test_html import make_graph
+from test_html import make_graph, seeds_out  # noqa: F401  (seeds_out is a fixture)
 
 pytestmark = pytest.mark.browser
 
@@ -127,9 +127,14 @@ def test_search_finds_and_focuses_a_node(open_page) -> None:
     page.page.press("#kg-search", "Enter")
     assert page.js("kgNetwork.getSelectedNodes()") == ["concept:task/molecule"]
     page.page.wait_for_timeout(600)  # the focus animation
-    view = page.js("kgNetwork.getViewPosition()")
-    node = page.js("kgNetwork.getPositions(['concept:task/molecule'])['concept:task/molecule']")
-    assert abs(view["x"] - node["x"]) < 1 and abs(view["y"] - node["y"]) < 1
+    # The node and its neighbourhood (paper p1) are in view, in the part the panel leaves free.
+    box = page.js("(() => { const r = document.getElementById('kg-network').getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; })()")
+    panel_left = page.js("document.getElementById('kg-panel').getBoundingClientRect().left")
+    assert box[2] <= panel_left
+    for node_id in ("concept:task/molecule", "paper:p1"):
+        x, y = page.node_point(node_id)
+        assert box[0] < x < box[2] and box[1] < y < box[3], node_id
+    assert page.js("kgNetwork.getScale()") <= 1
     assert page.js("document.getElementById('kg-panel').hidden") is False
     assert page.js("document.querySelector('#kg-panel h2').textContent") == "molecular property prediction"
     # Alternative labels are searched too.
@@ -198,3 +203,21 @@ def test_corpus_payloads_never_execute(open_page) -> None:
     assert page.js("document.querySelectorAll('#kg-panel a').length") == 0
     page.page.wait_for_timeout(200)
     assert page.js("window.__pwned") is None
+
+
+def test_seeds_page_from_kg_build(browser, seeds_out: Path) -> None:
+    """The page `kg build seeds/` writes draws every node and its search focuses a paper."""
+    from kg.graph import load
+
+    graph = load(seeds_out)
+    page = Page(browser, seeds_out / "graph.html")
+    try:
+        assert page.drawn_nodes() == sorted(graph)
+        key, data = next((k, d) for k, d in sorted(graph.nodes(data=True)) if d["kind"] == "paper")
+        page.page.fill("#kg-search", data["title"][:30].upper())
+        page.page.press("#kg-search", "Enter")
+        assert page.js("kgNetwork.getSelectedNodes()") == [key]
+        assert page.js("document.querySelector('#kg-panel h2').textContent") == data["title"]
+        assert page.errors == [] and page.blocked == []
+    finally:
+        page.close()

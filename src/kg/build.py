@@ -94,6 +94,10 @@ def build(
 
     write_rdf(graph, out / TURTLE_FILE)
     outputs.append(str(out / TURTLE_FILE))
+    # The interactive page (as `kg html` draws it by default): self-contained, offline.
+    from kg.html import HTML_FILE, write_html
+
+    outputs.append(write_html(graph, out / HTML_FILE).path)
     # The related-papers index, so `kg related` answers without loading graph.json.
     from kg.related import write_index
 

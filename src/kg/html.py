@@ -53,7 +53,7 @@ GROUPS: dict[str, dict[str, Any]] = {
     "DATASET": {"label": "Dataset", "plural": "Datasets", "shape": "square", "color": "#59a14f"},
     "TASK": {"label": "Task", "plural": "Tasks", "shape": "triangle", "color": "#b07aa1"},
     "METRIC": {"label": "Metric", "plural": "Metrics", "shape": "triangleDown", "color": "#e15759"},
-    "HARDWARE": {"label": "Hardware", "plural": "Hardware", "shape": "star", "color": "#76b7b2"},
+    "HARDWARE": {"label": "Hardware", "plural": "Hardware", "shape": "hexagon", "color": "#17a2b8"},
 }
 
 SHORT_TITLE = 40  # characters of a paper's title used as its node label
@@ -176,18 +176,20 @@ def select_subgraph(
         min_papers = _auto_min_papers(view, counts, max_nodes)
     elif min_papers < 1:
         raise ValueError(f"min_papers must be 1 or more, not {min_papers}")
-    kept = [key for key in view if key not in counts or counts[key] >= min_papers]
+    # At 1 everything stays, including broader concepts that no paper mentions directly.
+    kept = [key for key in view if key not in counts or min_papers == 1 or counts[key] >= min_papers]
     return graph.subgraph(kept).copy(), min_papers
 
 
 def _auto_min_papers(view: nx.DiGraph, counts: dict[str, int], max_nodes: int) -> int:
+    """1 if everything fits in `max_nodes`, else the smallest threshold whose surviving
+    concepts fit in what the papers leave (keeping at least the most shared concepts)."""
     papers = sum(1 for key in view if key not in counts)
-    by_count = sorted((counts[key] for key in view if key in counts), reverse=True)
-    threshold = 1
-    # Smallest threshold whose surviving concepts fit in what the papers leave of the budget.
-    while by_count and papers + sum(1 for c in by_count if c >= threshold) > max_nodes and threshold < by_count[0]:
-        threshold += 1
-    return threshold
+    shared = sorted((counts[key] for key in view if key in counts), reverse=True)
+    room = max_nodes - papers
+    if room >= len(shared):
+        return 1
+    return max(2, min(shared[max(room, 0)] + 1, shared[0]))
 
 
 def layout(graph: nx.DiGraph, *, seed: int = 0) -> dict[str, tuple[float, float]]:
@@ -251,7 +253,7 @@ def _node_records(graph: nx.DiGraph, counts: dict[str, int], positions: dict[str
                 "label": str(data.get("label") or data.get("id") or key),
                 "size": round(10 + 4 * math.sqrt(degree), 1),
                 # Widely shared concepts get larger labels, still legible when zoomed out.
-                "font": {"size": round(min(60.0, 12 + 3 * math.sqrt(papers)), 1)},
+                "font": {"size": round(min(40.0, 14 + 10 * math.sqrt(max(papers - 1, 0))), 1)},
                 "x": x,
                 "y": y,
                 "kg": {
@@ -292,8 +294,8 @@ def vis_options(*, nodes: int, edges: int) -> dict[str, Any]:
         "interaction": {"hover": True, "hideEdgesOnDrag": large, "hideEdgesOnZoom": large, "tooltipDelay": 120, "multiselect": False},
         "nodes": {
             "borderWidth": 1.5,
-            "font": {"size": 14, "face": "system-ui, -apple-system, Segoe UI, Roboto, sans-serif", "color": "#1f2937", "strokeWidth": 4, "strokeColor": "#ffffff"},
-            "scaling": {"label": {"drawThreshold": 7}},
+            "font": {"size": 18, "face": "system-ui, -apple-system, Segoe UI, Roboto, sans-serif", "color": "#1f2937", "strokeWidth": 4, "strokeColor": "#ffffff"},
+            "scaling": {"label": {"drawThreshold": 8}},
         },
         "edges": {
             "smooth": False,

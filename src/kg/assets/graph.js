@@ -110,7 +110,7 @@
     square: function () { return svgEl("rect", { x: 3, y: 3, width: 14, height: 14 }); },
     triangle: function () { return svgEl("polygon", { points: "10,2 18,17 2,17" }); },
     triangleDown: function () { return svgEl("polygon", { points: "2,3 18,3 10,18" }); },
-    star: function () { return svgEl("polygon", { points: "10,1.5 12.4,7.2 18.5,7.6 13.8,11.5 15.3,17.5 10,14.2 4.7,17.5 6.2,11.5 1.5,7.6 7.6,7.2" }); }
+    hexagon: function () { return svgEl("polygon", { points: "10,1.5 17.4,5.75 17.4,14.25 10,18.5 2.6,14.25 2.6,5.75" }); }
   };
   function svgEl(tag, attrs) {
     var node = document.createElementNS(SVG, tag);
@@ -136,7 +136,8 @@
   threshold.disabled = maxPapers === minPapers;
 
   function isHidden(node) {
-    return hiddenTypes.has(node.group) || (node.group !== "paper" && node.kg.papers < minPapers);
+    // At 1 every concept shows, even broader ones that no paper mentions directly.
+    return hiddenTypes.has(node.group) || (node.group !== "paper" && minPapers > 1 && node.kg.papers < minPapers);
   }
 
   var hiddenState = new Map();
@@ -268,6 +269,15 @@
     }
     panel.hidden = false;
     panel.scrollTop = 0;
+    setPanelRoom(true);
+  }
+
+  // The open panel takes the right of the window: shrink the canvas so fit() centres beside it.
+  function setPanelRoom(open) {
+    if (document.body.classList.contains("kg-panel-open") === open) return;
+    document.body.classList.toggle("kg-panel-open", open);
+    network.setSize("100%", "100%");
+    network.redraw();
   }
 
   function select(id) {
@@ -280,6 +290,7 @@
     selected = null;
     clearHighlight();
     panel.hidden = true;
+    setPanelRoom(false);
     network.unselectAll();
   }
 
@@ -291,7 +302,7 @@
       hiddenTypes.delete(node.group);
       document.querySelector('.kg-toggle input[value="' + node.group + '"]').checked = true;
     }
-    if (node.group !== "paper" && node.kg.papers < minPapers) {
+    if (node.group !== "paper" && minPapers > 1 && node.kg.papers < minPapers) {
       minPapers = Math.max(Number(threshold.min), node.kg.papers);
       threshold.value = String(minPapers);
       thresholdValue.textContent = String(minPapers);
@@ -299,7 +310,11 @@
     applyFilters();
     network.selectNodes([id]);
     select(id);
-    network.focus(id, { scale: Math.max(network.getScale(), 1.1), animation: { duration: 350, easingFunction: "easeInOutQuad" } });
+    // Show the node with its neighbourhood, zooming in no further than 1:1.
+    var around = [id].concat(neighbours.get(id).map(function (link) { return link.id; }).filter(function (other) {
+      return !hiddenState.get(other);
+    }));
+    network.fit({ nodes: around, maxZoomLevel: 1, animation: { duration: 350, easingFunction: "easeInOutQuad" } });
   }
   window.kgFocus = focusNode;
 
