@@ -3,7 +3,8 @@
 The rule, first match wins:
 
 1. the id the record gives (``id`` field, BibTeX key), tidied;
-2. its DOI, as ``doi:10.…`` (lower-case: DOIs are case-insensitive);
+2. its DOI, as ``doi:10.…`` (lower-case: DOIs are case-insensitive), unless it is arXiv's own
+   DOI (``10.48550/arXiv.…``), which gives the arXiv form below;
 3. its arXiv id, as ``arXiv:2505.00001`` (version dropped: v1 and v2 are one paper);
 4. a readable slug of the title plus a short hash of the abstract,
    e.g. ``kan-ad-time-series-anomaly-detection-3f2a9c1e``.
@@ -34,6 +35,7 @@ _DOI_IN_URL = re.compile(r"(?:dx\.)?doi\.org/(10\.\d{4,9}/\S+)", re.IGNORECASE)
 # Characters never allowed in an id: C0/C1 controls and DEL (whitespace is handled separately).
 _CONTROLS = dict.fromkeys([*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0)])
 
+ARXIV_DOI_PREFIX = "10.48550/arxiv."  # arXiv's own DataCite DOIs: the arXiv id form reads better
 SLUG_MAX = 60
 HASH_LEN = 8
 
@@ -68,8 +70,8 @@ def tidy_id(value: object) -> str | None:
     """A given id made safe: NFC, controls removed, whitespace runs → ``-``; None if nothing is left."""
     if value is None or isinstance(value, bool):
         return None
-    text = unicodedata.normalize("NFC", str(value)).translate(_CONTROLS)
-    tidy = "-".join(text.split())
+    words = (word.translate(_CONTROLS) for word in unicodedata.normalize("NFC", str(value)).split())
+    tidy = "-".join(word for word in words if word)
     return tidy or None
 
 
@@ -96,7 +98,7 @@ def paper_id(*, given: str | None, doi: str | None, arxiv_id: str | None, title:
     """Apply the identity rule in the module docstring."""
     if given:
         return given
-    if doi:
+    if doi and not (arxiv_id and doi.startswith(ARXIV_DOI_PREFIX)):
         return f"doi:{doi}"
     if arxiv_id:
         return f"arXiv:{arxiv_id}"

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import IO
 
-from kg.errors import DecodeFailed, EmptyCorpus, InputError, KgError
+from kg.errors import DecodeFailed, EmptyCorpus, InputError
 from kg.ingest.bibtex import read_bibtex
 from kg.ingest.jsonl import read_json, read_json_lines
 from kg.ingest.merge import Candidate, merge_duplicates
@@ -50,9 +50,9 @@ def read_corpus(
         if progress:
             progress(PROGRESS_STAGE, done, len(sources))
         for item in _records(source, stdin=stdin, skip_invalid=skip_invalid):
-            if isinstance(item, KgError):
+            if isinstance(item, InputError):
                 if not skip_invalid:
-                    raise item
+                    raise _with_hint(item)
                 skipped.append(_skip_entry(item, source))
             else:
                 candidates.append(item)
@@ -65,11 +65,11 @@ def read_corpus(
     return Corpus(papers=tuple(papers), duplicates=duplicates, skipped=tuple(message for _, _, message in skipped))
 
 
-def _records(source: Source, *, stdin: IO[str] | None, skip_invalid: bool) -> Iterator[Candidate | KgError]:
+def _records(source: Source, *, stdin: IO[str] | None, skip_invalid: bool) -> Iterator[Candidate | InputError]:
     """Papers of one source, with bad records as errors in their place (raised later or skipped)."""
     text, undecodable = read_source(source, stdin=stdin, lenient=skip_invalid)
     for raw in _raw_records(detect_format(source, text), text, name=source.name):
-        if isinstance(raw, KgError):
+        if isinstance(raw, InputError):
             yield raw
             continue
         try:
@@ -83,7 +83,7 @@ def _records(source: Source, *, stdin: IO[str] | None, skip_invalid: bool) -> It
         yield Candidate(paper, source.name, raw.line)
 
 
-def _raw_records(kind: Format, text: str, *, name: str) -> Iterator[RawRecord | KgError]:
+def _raw_records(kind: Format, text: str, *, name: str) -> Iterator[RawRecord | InputError]:
     if kind == "text":
         return read_text(text)
     if kind == "jsonl":
@@ -99,7 +99,14 @@ def _texts(paper: Paper) -> str:
     return "\n".join([paper.id, paper.title, paper.abstract, *paper.authors, *paper.keywords, paper.venue or "", paper.url or ""])
 
 
-def _skip_entry(error: KgError, source: Source) -> tuple[str, int, str]:
+def _with_hint(error: InputError) -> InputError:
+    """The same error, telling the user that such records can be skipped."""
+    where = error.path if error.line is None else f"{error.path}:{error.line}"
+    reason = error.message.removeprefix(f"{where}: ")
+    return type(error)(f"{reason} (--skip-invalid skips invalid records)", path=error.path, line=error.line)
+
+
+def _skip_entry(error: InputError, source: Source) -> tuple[str, int, str]:
     line = getattr(error, "line", None) or 0
     return (source.name, line, error.message)
 

@@ -22,14 +22,16 @@ def read_bibtex(text: str, *, path: str) -> Iterator[RawRecord | MalformedRecord
     from bibtexparser.model import DuplicateBlockKeyBlock
 
     _quiet_bibtexparser()
-    library = bibtexparser.parse_string(text)
+    try:
+        library = bibtexparser.parse_string(text)
+    except Exception as error:  # the parser is tolerant, but if it gives up, say so in one line
+        raise MalformedRecord(f"cannot parse BibTeX: {_reason(error)}", path=path) from None
     for block in library.failed_blocks:
         line = (block.start_line or 0) + 1
         if isinstance(block, DuplicateBlockKeyBlock):
             yield MalformedRecord(f"duplicate BibTeX key {block.key!r}", path=path, line=line)
         else:
-            reason = str(block.error).splitlines()[0] if block.error else "cannot parse this entry"
-            yield MalformedRecord(f"bad BibTeX entry: {reason}", path=path, line=line)
+            yield MalformedRecord(f"bad BibTeX entry: {_reason(block.error)}", path=path, line=line)
     for entry in library.entries:
         yield RawRecord((entry.start_line or 0) + 1, _entry_fields(entry))
 
@@ -40,7 +42,7 @@ def _entry_fields(entry) -> dict[str, object]:
     if raw.get("archiveprefix", raw.get("eprinttype", "")).lower() == "arxiv":
         arxiv = raw.get("eprint")
     venue = raw.get("journal") or raw.get("booktitle") or raw.get("venue")
-    return {
+    fields = {
         "id": entry.key,
         "title": latex_to_text(raw["title"]) if "title" in raw else None,
         "abstract": latex_to_text(raw["abstract"]) if "abstract" in raw else None,
@@ -52,6 +54,13 @@ def _entry_fields(entry) -> dict[str, object]:
         "arxiv_id": arxiv,
         "keywords": latex_to_text(raw["keywords"]) if "keywords" in raw else None,
     }
+    return {name: value for name, value in fields.items() if value is not None}  # absent stays absent
+
+
+def _reason(error: BaseException | None) -> str:
+    """bibtexparser's exceptions keep their message in `abort_reason`, not in str()."""
+    reason = getattr(error, "abort_reason", None) or (str(error) if error else "")
+    return " ".join(reason.split()) or "cannot parse this entry"
 
 
 def bibtex_names(value: str) -> list[str]:

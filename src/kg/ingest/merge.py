@@ -2,8 +2,8 @@
 
 Which record of a duplicate group speaks for the paper is decided by a total order on the
 records themselves (never by reading order): a record with a real title before one with a
-derived title, a published venue before a preprint server before none, more metadata before
-less, then the smaller id and source. Metadata the winner lacks (authors, year, DOI, arXiv id…)
+derived title, a published venue before a preprint server before none, a given id before a
+DOI, an arXiv id and a made-up slug, more metadata before less, then the smaller id and source. Metadata the winner lacks (authors, year, DOI, arXiv id…)
 is filled from the others in that order.
 """
 
@@ -13,7 +13,7 @@ import dataclasses
 from collections import defaultdict
 from collections.abc import Iterable
 
-from kg.ids import content_hash
+from kg.ids import content_hash, slugify
 from kg.ingest.records import is_preprint
 from kg.model import Paper
 
@@ -50,7 +50,18 @@ def _rank(candidate: Candidate) -> tuple:
     paper = candidate.paper
     venue_rank = 2 if not paper.venue else 1 if is_preprint(paper.venue) else 0
     filled = sum(1 for name in FILLABLE if getattr(paper, name))
-    return (paper.title_derived, venue_rank, -filled, paper.id, candidate.path, candidate.line)
+    return (paper.title_derived, venue_rank, _id_rank(paper), -filled, paper.id, candidate.path, candidate.line)
+
+
+def _id_rank(paper: Paper) -> int:
+    """An id someone gave (0) before a DOI (1), an arXiv id (2) and a made-up slug (3)."""
+    if paper.id.startswith("doi:"):
+        return 1
+    if paper.id.startswith("arXiv:"):
+        return 2
+    if paper.id == f"{slugify(paper.title)}-{content_hash(paper.abstract)}":
+        return 3
+    return 0
 
 
 def _merge(group: list[Candidate]) -> Paper:

@@ -1,0 +1,215 @@
+"""Every bad-input path through the real CLI: exit code, the one `Error:` line, no traceback."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from kg.cli import main
+from kg.errors import ExitCode
+from kg.ingest import read_corpus
+
+HINT = " (--skip-invalid skips invalid records)"
+
+
+@pytest.fixture(autouse=True)
+def in_tmp(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+
+
+def write(name: str, content: str | bytes) -> str:
+    from pathlib import Path
+
+    path = Path(name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
+    return name
+
+
+def run(capsys, *args: str) -> tuple[int, str, str]:
+    code = main(["build", *args, "-o", "out", "--quiet"])
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err
+    return code, captured.out, captured.err
+
+
+GOOD = '{"id": "ok", "title": "Fine", "abstract": "A fine abstract."}\n'
+
+LATIN1_LINE = '{"id": "x", "title": "Caf\xe9", "abstract": "a"}\n'.encode("latin-1")
+LATIN1_OFFSET = len(GOOD) + LATIN1_LINE.index(0xE9)  # byte offset of "é" in Latin-1 in the file
+
+CASES = [
+    pytest.param({}, ["missing.jsonl"], ExitCode.FILE_NOT_FOUND, "missing.jsonl: no such file or folder", id="missing-file"),
+    pytest.param(
+        {"paper.pdf": b"%PDF-1.7\n\xe2\xe3\xcf\xd3 binary"},
+        ["paper.pdf"],
+        ExitCode.UNSUPPORTED_FORMAT,
+        "paper.pdf: this is a PDF, not a corpus file (kg reads .bib, .bibtex, .csv, .json, .jsonl, .jsonlines, .ndjson, .tab, .tsv, .txt)",
+        id="pdf",
+    ),
+    pytest.param(
+        {"notes.md": "just one line of notes\n"},
+        ["notes.md"],
+        ExitCode.UNSUPPORTED_FORMAT,
+        "notes.md: cannot tell the format (kg reads .bib, .bibtex, .csv, .json, .jsonl, .jsonlines, .ndjson, .tab, .tsv, .txt; "
+        "a seed text file needs a header line, then abstracts separated by blank lines)",
+        id="unrecognisable",
+    ),
+    pytest.param(
+        {"latin1.jsonl": GOOD.encode() + LATIN1_LINE},
+        ["latin1.jsonl"],
+        ExitCode.DECODE_ERROR,
+        f"latin1.jsonl:2: not valid UTF-8: byte 0xe9 at byte offset {LATIN1_OFFSET}; save the file as UTF-8",
+        id="undecodable",
+    ),
+    pytest.param(
+        {"bad.jsonl": GOOD + '{"id": "x", "abstract": "no closing brace"\n'},
+        ["bad.jsonl"],
+        ExitCode.MALFORMED_RECORD,
+        "bad.jsonl:2: not valid JSON: Expecting ',' delimiter (column 43)" + HINT,
+        id="malformed-json-line",
+    ),
+    pytest.param(
+        {"list.jsonl": GOOD + '["not", "an", "object"]\n'},
+        ["list.jsonl"],
+        ExitCode.MALFORMED_RECORD,
+        "list.jsonl:2: expected a JSON object, found an array" + HINT,
+        id="json-line-not-object",
+    ),
+    pytest.param(
+        {"types.jsonl": '{"title": ["a", "list"], "abstract": "text"}\n'},
+        ["types.jsonl"],
+        ExitCode.MALFORMED_RECORD,
+        "types.jsonl:1: field 'title' should be text, not a list" + HINT,
+        id="wrong-field-type",
+    ),
+    pytest.param(
+        {"array.json": '[\n  {"abstract": "one"},\n  {"abstract": "two",}\n]\n'},
+        ["array.json"],
+        ExitCode.MALFORMED_RECORD,
+        "array.json:3: not valid JSON: Expecting property name enclosed in double quotes (column 22)",
+        id="malformed-json-array",
+    ),
+    pytest.param(
+        {"rows.csv": "title,abstract\nA,fine\nB,has,an extra field\n"},
+        ["rows.csv"],
+        ExitCode.MALFORMED_RECORD,
+        "rows.csv:3: row has 3 fields but the header has 2 (an unquoted delimiter in a value?)" + HINT,
+        id="csv-row-width",
+    ),
+    pytest.param(
+        {"refs.bib": "@article{broken,\n  title = {Unclosed\n@article{next, title={B}, abstract={b}}\n"},
+        ["refs.bib"],
+        ExitCode.MALFORMED_RECORD,
+        "refs.bib:1: bad BibTeX entry: Unexpected block start: `@article`. Was still looking for field-value closing `}`" + HINT,
+        id="bibtex-broken-entry",
+    ),
+    pytest.param(
+        {"no_abstract.csv": "Title,Authors\nA paper,Someone\n"},
+        ["no_abstract.csv"],
+        ExitCode.MISSING_COLUMN,
+        "no_abstract.csv:1: no abstract column (expected one of: abstract, summary, text, abstract_note); the header has: Title, Authors",
+        id="csv-without-abstract-column",
+    ),
+    pytest.param(
+        {"empty.jsonl": GOOD + '{"id": "e", "title": "Only a title", "abstract": "  "}\n'},
+        ["empty.jsonl"],
+        ExitCode.EMPTY_ABSTRACT,
+        "empty.jsonl:2: empty abstract (title “Only a title”)" + HINT,
+        id="empty-abstract",
+    ),
+    pytest.param(
+        {"noabs.jsonl": '{"id": "n", "title": "T"}\n'},
+        ["noabs.jsonl"],
+        ExitCode.EMPTY_ABSTRACT,
+        "noabs.jsonl:1: no abstract (expected a field named abstract, summary, text, abstract_note) (title “T”)" + HINT,
+        id="no-abstract-field",
+    ),
+    pytest.param(
+        {"refs.bib": "@article{a1,\n  title = {No Abstract Here},\n  year = 2020\n}\n"},
+        ["refs.bib"],
+        ExitCode.EMPTY_ABSTRACT,
+        "refs.bib:1: no abstract (expected a field named abstract, summary, text, abstract_note) (title “No Abstract Here”)" + HINT,
+        id="bibtex-without-abstract",
+    ),
+    pytest.param(
+        {"empty.jsonl": "\n\n"},
+        ["empty.jsonl"],
+        ExitCode.EMPTY_CORPUS,
+        "no papers read from empty.jsonl: the input holds no records",
+        id="empty-file",
+    ),
+    pytest.param(
+        {"docs/README.md": "# nothing here\n"},
+        ["docs"],
+        ExitCode.EMPTY_CORPUS,
+        "no corpus files in docs (kg reads files ending in .txt, .jsonl, .json, .csv, .tsv, .bib)",
+        id="folder-without-corpus-files",
+    ),
+]
+
+
+@pytest.mark.parametrize(("files", "args", "code", "message"), CASES)
+def test_bad_input_gives_one_error_line_and_its_exit_code(capsys, files, args, code, message):
+    for name, content in files.items():
+        write(name, content)
+    status, out, err = run(capsys, *args)
+    assert (status, err) == (code, f"Error: {message}\n")
+    assert out == ""
+
+
+def test_skip_invalid_goes_on_and_lists_what_it_skipped():
+    write(
+        "mixed.jsonl",
+        GOOD
+        + '{"id": "x", "abstract": "no closing brace"\n'
+        + '{"id": "e", "title": "Only a title", "abstract": ""}\n'
+        + '{"id": "ok2", "title": "Also fine", "abstract": "Another abstract."}\n',
+    )
+    write("bad.csv", "title,abstract\nA,fine one\nB,too,many\n")
+    corpus = read_corpus(["mixed.jsonl", "bad.csv"], skip_invalid=True)
+    assert [p.id for p in corpus.papers] == [corpus.papers[0].id, "ok", "ok2"]
+    assert corpus.papers[0].source == "bad.csv:2"
+    assert corpus.skipped == (
+        "bad.csv:3: row has 3 fields but the header has 2 (an unquoted delimiter in a value?)",
+        "mixed.jsonl:2: not valid JSON: Expecting ',' delimiter (column 43)",
+        "mixed.jsonl:3: empty abstract (title “Only a title”)",
+    )
+
+
+def test_skip_invalid_skips_only_the_records_with_undecodable_bytes():
+    write("latin1.jsonl", GOOD.encode() + '{"id": "x", "title": "Caf\xe9", "abstract": "a"}\n'.encode("latin-1"))
+    corpus = read_corpus(["latin1.jsonl"], skip_invalid=True)
+    assert [p.id for p in corpus.papers] == ["ok"]
+    assert corpus.skipped == ("latin1.jsonl:2: not valid UTF-8 (undecodable bytes in this record)",)
+
+
+def test_skip_invalid_still_stops_on_a_missing_file(capsys):
+    write("good.jsonl", GOOD)
+    status, _, err = run(capsys, "good.jsonl", "missing.jsonl", "--skip-invalid")
+    assert (status, err) == (ExitCode.FILE_NOT_FOUND, "Error: missing.jsonl: no such file or folder\n")
+
+
+def test_all_records_invalid_is_an_empty_corpus(capsys):
+    write("titles.jsonl", '{"title": "A"}\n{"title": "B", "abstract": ""}\n')
+    status, _, err = run(capsys, "titles.jsonl", "--skip-invalid")
+    assert (status, err) == (ExitCode.EMPTY_CORPUS, "Error: no papers read from titles.jsonl: all 2 records were invalid and skipped\n")
+
+
+def test_bibtex_duplicate_key_is_a_malformed_record():
+    write("refs.bib", "@article{k, title={A}, abstract={First.}}\n@article{k, title={B}, abstract={Second.}}\n")
+    corpus = read_corpus(["refs.bib"], skip_invalid=True)
+    assert [p.abstract for p in corpus.papers] == ["First."]
+    assert corpus.skipped == ("refs.bib:2: duplicate BibTeX key 'k'",)
+
+
+def test_undecodable_stdin_names_stdin(capsys, monkeypatch):
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b'{"abstract": "caf\xe9"}\n'), encoding="utf-8"))
+    status, _, err = run(capsys, "-")
+    assert (status, err) == (ExitCode.DECODE_ERROR, "Error: <stdin>:1: not valid UTF-8: byte 0xe9 at byte offset 17; save the file as UTF-8\n")
+
+
+def test_stdin_text_stream(capsys):
+    corpus = read_corpus(["-"], stdin=io.StringIO(GOOD))
+    assert [(p.id, p.source) for p in corpus.papers] == [("ok", "<stdin>:1")]
