@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from spacy.language import Language
     from spacy.tokens import Doc
 
+    from kg.resolve import Resolution
+
 # LaTeX commands whose argument is text worth reading (\texttt{GD-LS}, \textsc{Foo}).
 _TEXT_COMMANDS = r"(?:text(?:tt|sc|bf|it|rm|sf)?|math(?:rm|tt|sf|bf|it)|emph|textnormal|operatorname)"
 _URL = re.compile(r"(?:https?://|www\.)[^\s<>\"')\]]+", re.I)
@@ -177,3 +179,18 @@ def entities_record(paper: Paper, entities: PaperEntities) -> dict[str, Any]:
             for m in entities.mentions
         ],
     }
+
+
+def extract_corpus(
+    papers: Iterable[Paper],
+    *,
+    nlp: Language | None = None,
+    batch_size: int = 64,
+    n_process: int = 1,
+) -> tuple[list[Paper], Resolution]:
+    """Extract every paper, then resolve concepts across them: (papers, resolution)."""
+    from kg.resolve import resolve
+
+    papers = list(papers)
+    extractions = list(extract_papers(papers, nlp=nlp, batch_size=batch_size, n_process=n_process))
+    return papers, resolve(extractions)

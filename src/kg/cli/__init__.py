@@ -18,7 +18,9 @@ from kg.errors import ExitCode, KgError
 # name -> "module:attribute" of a click command; modules are imported lazily.
 COMMANDS: dict[str, str] = {
     "build": "kg.cli.build:build",
+    "eval": "kg.cli.eval:eval_",
     "export": "kg.cli.export:export",
+    "extract": "kg.cli.extract:extract",
     "html": "kg.cli.html:html",
     "related": "kg.cli.related:related",
     "serve": "kg.cli.serve:serve",

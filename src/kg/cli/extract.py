@@ -1,0 +1,49 @@
+"""`kg extract`: entities of each paper, as JSON Lines (default) or a table for people."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+
+@click.command()
+@click.argument("inputs", nargs=-1, required=True)
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "table"]), default="jsonl", show_default=True, help="Output format.")
+@click.option("--skip-invalid", is_flag=True, help="Go on past malformed records.")
+def extract(inputs: tuple[str, ...], fmt: str, skip_invalid: bool) -> None:
+    """Extract methods, datasets, hardware, metrics and tasks from the abstracts in INPUTS.
+
+    INPUTS are files or folders (as for `kg build`) or `-` for JSON Lines on stdin. Per
+    paper one JSON line {"id", "title", "entities": [{"start", "end", "text", "label",
+    "concept", "role", "source", "score"}]}; offsets index the abstract as given.
+    """
+    from kg.extract import entities_record, extract_corpus
+    from kg.ingest import read_corpus
+
+    corpus = read_corpus(list(inputs), skip_invalid=skip_invalid, stdin=sys.stdin)
+    papers, resolution = extract_corpus(corpus.papers)
+    records = [entities_record(paper, entities) for paper, entities in zip(papers, resolution.entities, strict=True)]
+    if fmt == "jsonl":
+        for record in records:
+            click.echo(json.dumps(record, ensure_ascii=False))
+        return
+    _print_tables(records)
+
+
+def _print_tables(records: list[dict]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    for record in records:
+        table = Table(title=f"{record['title']}  [dim]({record['id']})[/dim]", title_justify="left", show_lines=False)
+        for column in ("text", "type", "role", "concept", "source", "score"):
+            table.add_column(column, justify="right" if column == "score" else "left")
+        for entity in record["entities"]:
+            role = "[bold green]proposed[/bold green]" if entity["role"] == "proposed" else "used"
+            table.add_row(
+                entity["text"], entity["label"], role, entity["concept"], entity["source"], f"{entity['score']:.2f}"
+            )
+        console.print(table)
