@@ -12,14 +12,21 @@ Progress = Callable[[str, int, "int | None"], None]
 
 @contextlib.contextmanager
 def progress_reporter(*, enabled: bool = True) -> Iterator[Progress | None]:
-    """A rich progress bar on a terminal (stderr); nothing when quiet or not a terminal."""
+    """A rich progress bar on stderr when it is a terminal; None (no bar) when quiet or piped.
+
+    Each stage gets its own bar the first time it reports; the bars vanish when the work ends,
+    leaving only the summary. Stages report as often as they like: rich redraws at most ~10×/s.
+    """
     if not enabled or not sys.stderr.isatty():
         yield None
         return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress as RichProgress, TextColumn, TimeElapsedColumn
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+    from rich.progress import Progress as RichProgress
 
     tasks: dict[str, int] = {}
-    with RichProgress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), transient=True) as bar:
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with RichProgress(*columns, console=Console(stderr=True), transient=True) as bar:
 
         def report(stage: str, done: int, total: int | None) -> None:
             if stage not in tasks:

@@ -1,0 +1,133 @@
+"""`kg build` from the command line: outputs, summary, --skip-invalid, --quiet, progress, atomicity."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from kg.cli import main
+from kg.cli.common import progress_reporter
+from kg.model import Paper
+
+SEEDS = Path(__file__).resolve().parent.parent / "seeds"
+GOOD = [
+    {"id": "p1", "title": "Transformers", "abstract": "We propose the Transformer, built on attention."},
+    {"id": "p2", "title": "BERT", "abstract": "We introduce BERT, a bidirectional Transformer encoder."},
+]
+
+
+@pytest.fixture
+def corpus_file(tmp_path) -> Path:
+    """Two good records, one exact duplicate (modulo whitespace) and one with an empty abstract."""
+    lines = [json.dumps(record) for record in GOOD]
+    lines.append(json.dumps({"id": "p1-copy", "title": "Transformers", "abstract": "We propose the  Transformer,\nbuilt on attention."}))
+    lines.append(json.dumps({"id": "t", "title": "Title only", "abstract": ""}))
+    path = tmp_path / "corpus.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_build_with_skip_invalid_writes_papers_and_prints_the_summary(capsys, tmp_path, corpus_file):
+    out = tmp_path / "out"
+    assert main(["build", str(corpus_file), "-o", str(out), "--skip-invalid"]) == 0
+    stdout = capsys.readouterr().out.splitlines()
+    assert stdout[0].startswith(f"Built {out}/ in ")
+    assert stdout[1:4] == [
+        "  papers             2  (1 duplicate abstracts merged)",
+        "  skipped            1  invalid records:",
+        f"    {corpus_file}:4: empty abstract (title “Title only”)",
+    ]
+    assert f"  wrote {out}/papers.jsonl" in stdout
+    papers = [Paper.from_dict(json.loads(line)) for line in (out / "papers.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert papers == [
+        Paper(id="p1", title="Transformers", abstract=GOOD[0]["abstract"], source=f"{corpus_file}:1",
+              duplicate_sources=(f"{corpus_file}:3",), alt_ids=("p1-copy",)),
+        Paper(id="p2", title="BERT", abstract=GOOD[1]["abstract"], source=f"{corpus_file}:2"),
+    ]
+
+
+def test_quiet_prints_nothing_but_the_skipped_warning(capsys, tmp_path, corpus_file):
+    assert main(["build", str(corpus_file), "-o", str(tmp_path / "out"), "--skip-invalid", "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert (captured.out, captured.err) == ("", "Warning: skipped 1 invalid records (run without --quiet to see where)\n")
+
+
+def test_seeds_build_into_out(capsys, tmp_path):
+    """The README's main job: `kg build seeds/ -o out/`."""
+    out = tmp_path / "out"
+    assert main(["build", f"{SEEDS}/", "-o", str(out)]) == 0
+    stdout = capsys.readouterr().out
+    assert "  papers            38  (0 duplicate abstracts merged)" in stdout
+    records = [json.loads(line) for line in (out / "papers.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(records) == 38
+    assert {(r["venue"], r["year"]) for r in records} == {("ICML", 2025)}
+    assert [r["id"] for r in records] == sorted(r["id"] for r in records)
+
+
+def test_progress_reports_ingestion_and_later_stages(tmp_path):
+    """`build` calls the progress callback; ingestion reports per file and ends at total/total."""
+    from kg.build import build
+
+    seen: list[tuple[str, int, int | None]] = []
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in GOOD), encoding="utf-8")
+    build([str(corpus)], tmp_path / "out", progress=lambda stage, done, total: seen.append((stage, done, total)))
+    reading = [event for event in seen if event[0] == "Reading corpus"]
+    assert reading == [("Reading corpus", 0, 1), ("Reading corpus", 1, 1)]
+    assert {stage for stage, _, _ in seen} - {"Reading corpus"}, "later stages report progress too"
+
+
+def test_progress_bar_only_on_a_terminal(monkeypatch, capsys):
+    monkeypatch.setattr("sys.stderr.isatty", lambda: False, raising=False)
+    with progress_reporter() as report:
+        assert report is None
+    with progress_reporter(enabled=False) as report:
+        assert report is None
+    monkeypatch.setattr("sys.stderr.isatty", lambda: True, raising=False)
+    with progress_reporter() as report:
+        assert callable(report)
+        report("Reading corpus", 0, 2)
+        report("Reading corpus", 2, 2)
+        report("Extracting entities", 5, None)  # unknown total: an indeterminate bar
+    assert capsys.readouterr().out == ""  # the bar never writes to stdout
+
+
+def test_a_crash_mid_write_leaves_the_previous_output_intact(monkeypatch, tmp_path, corpus_file):
+    """Ctrl-C while papers.jsonl is being written: the old file stays whole, no temporary file is left."""
+    import kg.build
+
+    out = tmp_path / "out"
+    out.mkdir()
+    previous = '{"id": "old"}\n'
+    (out / "papers.jsonl").write_text(previous, encoding="utf-8")
+    calls = []
+
+    def dumps_then_crash(record, **options):
+        calls.append(record)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return json.dumps(record, **options)
+
+    monkeypatch.setattr(kg.build.json, "dumps", dumps_then_crash)
+    with pytest.raises(KeyboardInterrupt):
+        kg.build.build([str(corpus_file)], out, skip_invalid=True)
+    assert (out / "papers.jsonl").read_text(encoding="utf-8") == previous
+    assert sorted(os.listdir(out)) == ["papers.jsonl"]
+
+
+def test_missing_input_argument_is_a_usage_error(capsys):
+    assert main(["build"]) == 2
+    assert "Missing argument 'INPUTS...'" in capsys.readouterr().err
+
+
+def test_stdin_dash(capsys, tmp_path, monkeypatch):
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO("".join(json.dumps(r) + "\n" for r in GOOD).encode())))
+    out = tmp_path / "out"
+    assert main(["build", "-", "-o", str(out), "-q"]) == 0
+    records = [json.loads(line) for line in (out / "papers.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [(r["id"], r["source"]) for r in records] == [("p1", "<stdin>:1"), ("p2", "<stdin>:2")]
