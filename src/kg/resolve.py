@@ -153,7 +153,10 @@ def _infer_broader(concepts: dict[str, Concept], vocabulary: Vocabulary) -> None
         key = slug.replace("-", " ")
         broader: str | None = None
         size = _SIZE_SUFFIX.match(key)
-        if size and concept_id(concept.type, size.group(1)) in concepts:
+        base = vocabulary.by_key.get((concept.type, size.group(1))) if size else None
+        if base is not None:
+            broader = base.id
+        elif size and concept_id(concept.type, size.group(1)) in concepts:
             broader = concept_id(concept.type, size.group(1))
         else:
             words = key.split(" ")

@@ -76,6 +76,26 @@ def _long_form_label(long: Span, short: Span, vocabulary: Vocabulary) -> tuple[s
     return None, None
 
 
+def _context_label(doc: Doc, span: Span) -> str | None:
+    """Type of a coined name from its context: "X dataset", "X, a new benchmark", "X, an efficient GPU"."""
+    following = doc[span.end] if span.end < len(doc) else None
+    if following is None:
+        return None
+    label = HEAD_TYPES.get(singularize(following.lower_))
+    if label is not None:
+        return label
+    if following.text == "," and span.end + 2 < len(doc) and doc[span.end + 1].lower_ in ("a", "an", "the"):
+        # Appositive: the first noun after "X, a …" names what X is.
+        for token in doc[span.end + 2 : min(len(doc), span.end + 7)]:
+            if token.pos_ in ("NOUN", "PROPN") or not doc.has_annotation("POS"):
+                head = HEAD_TYPES.get(singularize(token.lower_))
+                if head is not None:
+                    return head
+            if token.text in (",", ";", ".", "that", "which", "for", "of"):
+                break
+    return None
+
+
 class EntityMerger:
     def __init__(self, nlp: Language, name: str, vocabulary: Vocabulary | None = None) -> None:
         self.name = name
@@ -118,9 +138,8 @@ class EntityMerger:
                 label, key, vocab_id = entry.type, normalize_key(text), entry.id
             else:
                 key, vocab_id = normalize_key(text), None
-                following = doc[span.end] if span.end < len(doc) else None
-                label = HEAD_TYPES.get(singularize(following.lower_)) if following is not None else None
-                if label is None or (following is not None and following.lower_ in ("model", "models", "method", "methods")):
+                label = _context_label(doc, span)
+                if label is None:
                     label, guessed = "METHOD", True
             score = DEFAULT_COINAGE_SCORE if guessed else SCORES["coinage"]
             candidates.append(Candidate(span.start, span.end, label, "coinage", score, key, vocab_id, guessed))
@@ -137,7 +156,8 @@ class EntityMerger:
         for cand in chosen:
             span = Span(doc, cand.start, cand.end, label=cand.label)
             text = span.text
-            if not any(ch.isalpha() for ch in text) or text.lower() in STOP_WORDS or len(text) < 2 or not cand.key:
+            pronoun_like = text.lower() in STOP_WORDS and not text.isupper()  # "it", "This"; not "IS"
+            if not any(ch.isalpha() for ch in text) or pronoun_like or len(text) < 2 or not cand.key:
                 continue
             span._.kg_source = cand.source
             span._.kg_score = cand.score

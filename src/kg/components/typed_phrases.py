@@ -65,7 +65,7 @@ def _chunks(doc: Doc) -> Iterable[tuple[int, int]]:
         start = token.i
         while start > 0 and token.i - start < MAX_TOKENS - 1:
             prev = doc[start - 1]
-            if prev.is_space or prev.lower_ in STOP_WORDS or (prev.is_punct and prev.text != "-") or prev.like_num:
+            if prev.is_space or prev.is_stop or prev.lower_ in STOP_WORDS or prev.is_punct or prev.like_num:
                 break
             start -= 1
         yield start, token.i + 1

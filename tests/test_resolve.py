@@ -1,0 +1,82 @@
+"""Corpus-wide resolution on hand-made extractions (no spaCy): merges, ids, labels, broader."""
+
+from __future__ import annotations
+
+from kg.extract import Definition, LocalMention, PaperExtraction
+from kg.resolve import resolve
+from kg.vocab import concept_id, normalize_key
+
+
+def m(text: str, label: str = "METHOD", *, key: str | None = None, vocab: str | None = None, role: str = "used", start: int = 0) -> LocalMention:
+    return LocalMention(start, start + len(text), text, label, key or normalize_key(text), vocab, role, "test", 0.5, 0, 100)
+
+
+def by_id(resolution):
+    return {c.id: c for c in resolution.concepts}
+
+
+def test_normalize_key_folds_case_plural_and_hyphens():
+    assert normalize_key("Large Language Models") == "large language model"
+    assert normalize_key("LLMs") == "llm"
+    assert normalize_key("retrieval-augmented generation") == "retrieval augmented generation"
+    assert normalize_key("Gaussian processes") == "gaussian process"
+    assert normalize_key("text corpora") == "text corpus"
+    assert normalize_key("training data") == "training data"
+    assert normalize_key("statistics") == "statistics"
+    assert concept_id("METHOD", "large language model") == "method/large-language-model"
+
+
+def test_variants_and_acronyms_merge_into_one_curated_concept():
+    papers = [
+        PaperExtraction("a", (m("large language models"), m("LLMs", start=30))),
+        PaperExtraction("b", (m("LLM"), m("Large Language Model", start=10))),
+    ]
+    result = resolve(papers)
+    concepts = by_id(result)
+    assert {mention.concept for e in result.entities for mention in e.mentions} == {"method/large-language-model"}
+    llm = concepts["method/large-language-model"]
+    assert llm.pref_label == "large language model"
+    assert {"LLM", "LLMs", "large language models", "Large Language Model"} <= set(llm.alt_labels)
+    assert llm.broader == ("method/language-model",)
+    assert "method/language-model" in concepts  # broader concepts are records even if never mentioned
+
+
+def test_acronym_learnt_from_another_papers_definition_in_either_direction():
+    papers = [
+        PaperExtraction("a", (m("Foo Bar Network", key="foo bar network"), m("FBN", key="foo bar network", start=17)),
+                        (Definition("FBN", "Foo Bar Network", "METHOD"),)),
+        PaperExtraction("b", (m("FBN"),)),  # used without a definition here
+        PaperExtraction("c", (m("foo-bar networks"),)),
+    ]
+    result = resolve(papers)
+    ids = [[x.concept for x in e.mentions] for e in result.entities]
+    assert ids == [["method/foo-bar-network", "method/foo-bar-network"], ["method/foo-bar-network"], ["method/foo-bar-network"]]
+    concept = by_id(result)["method/foo-bar-network"]
+    assert concept.pref_label == "Foo Bar Network"
+    assert concept.alt_labels == ("FBN", "foo-bar networks")
+
+
+def test_type_is_the_majority_and_mentions_follow_it():
+    papers = [PaperExtraction(p, (m("widget detection", "TASK"),)) for p in "abc"]
+    papers.append(PaperExtraction("d", (m("widget detection", "METHOD"),)))
+    result = resolve(papers)
+    assert [c.id for c in result.concepts] == ["task/widget-detection"]
+    assert {x.label for e in result.entities for x in e.mentions} == {"TASK"}
+
+
+def test_broader_from_size_suffix_and_curated_head():
+    papers = [PaperExtraction("a", (m("xLSTM 7B", role="proposed"), m("Topic-Sensitive PageRank", start=20), m("FooNet"), m("FooNet 2", start=40)))]
+    concepts = by_id(resolve(papers))
+    assert concepts["method/xlstm-7b"].broader == ("method/xlstm",)  # xlstm is curated
+    assert concepts["method/xlstm"].broader == ("method/recurrent-neural-network",)
+    assert concepts["method/topic-sensitive-pagerank"].broader == ("method/pagerank",)
+    assert concepts["method/foonet-2"].broader == ("method/foonet",)
+    assert "method/neural-network" in concepts  # the whole chain up to the root
+
+
+def test_resolution_is_deterministic_and_sorted():
+    papers = [PaperExtraction("b", (m("Zeta model"), m("alpha network"))), PaperExtraction("a", (m("BERT", vocab="method/bert"),))]
+    first, second = resolve(papers), resolve(list(reversed(papers)))
+    assert [c.id for c in first.concepts] == sorted(c.id for c in first.concepts)
+    assert first.concepts == second.concepts
+    assert [e.paper_id for e in first.entities] == ["b", "a"]  # input order kept
