@@ -213,10 +213,13 @@ def layout(graph: nx.DiGraph, *, seed: int = 0) -> dict[str, tuple[float, float]
     finally:
         igraph.set_random_number_generator(random)
     points = list(coords)
-    # Scale so that linked nodes sit ~150 px apart (node sizes are 10–40 px).
+    # Scale so that linked nodes sit ~150 px apart, and so that each node has on average a
+    # 70 px square to itself (dense star-like clusters would otherwise overlap).
     lengths = sorted(math.dist(points[a], points[b]) for a, b in edges) or [1.0]
     median = lengths[len(lengths) // 2] or 1.0
-    scale = 150.0 / median
+    xs, ys = [p[0] for p in points], [p[1] for p in points]
+    spacing = math.sqrt(max((max(xs) - min(xs)) * (max(ys) - min(ys)), 1e-9) / len(points))
+    scale = max(150.0 / median, 70.0 / spacing)
     return {key: (round(points[i][0] * scale, 1), round(points[i][1] * scale, 1)) for key, i in index.items()}
 
 

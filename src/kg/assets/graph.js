@@ -49,6 +49,7 @@
     window.kgReadyAt = performance.now();
     window.kgReady = true;
     document.body.setAttribute("data-ready", "true");
+    scaleHubLabels();
   });
 
   // ---- small DOM helpers (text only) ----
@@ -181,29 +182,55 @@
 
   // ---- neighbourhood highlight and details panel ----
   var selected = null;
-  var dimmed = false;
+  var lit = null;  // ids highlighted around the selection (null: nothing dimmed)
 
   function groupColor(node) {
     return options.groups[node.group] ? options.groups[node.group].color : undefined;
   }
 
   function highlight(id) {
-    var keep = new Set([id]);
-    neighbours.get(id).forEach(function (link) { keep.add(link.id); });
+    lit = new Set([id]);
+    neighbours.get(id).forEach(function (link) { lit.add(link.id); });
     nodes.update(nodeList.map(function (node) {
-      var near = keep.has(node.id);
-      return { id: node.id, color: near ? groupColor(node) : FADED, font: Object.assign({}, node.font, near ? NORMAL_FONT : FADED_FONT) };
+      return { id: node.id, color: lit.has(node.id) ? groupColor(node) : FADED, font: fontFor(node) };
     }));
-    dimmed = true;
   }
 
   function clearHighlight() {
-    if (!dimmed) return;
+    if (lit === null) return;
+    lit = null;
     nodes.update(nodeList.map(function (node) {
-      return { id: node.id, color: groupColor(node), font: Object.assign({}, node.font, NORMAL_FONT) };
+      return { id: node.id, color: groupColor(node), font: fontFor(node) };
     }));
-    dimmed = false;
   }
+
+  // The most shared concepts keep a readable label at any zoom: their font grows as the view
+  // zooms out (vis-network hides labels smaller than drawThreshold on screen).
+  var HUB_SCREEN_SIZE = 14;
+  var hubs = nodeList.filter(function (node) { return node.group !== "paper" && node.kg.papers > 1; })
+    .sort(function (a, b) { return b.kg.papers - a.kg.papers || (a.id < b.id ? -1 : 1); })
+    .slice(0, 25);
+  var hubSize = new Map();
+
+  function fontFor(node) {
+    var size = hubSize.get(node.id) || (node.font && node.font.size);
+    return Object.assign(size ? { size: size } : {}, lit === null || lit.has(node.id) ? NORMAL_FONT : FADED_FONT);
+  }
+
+  function scaleHubLabels() {
+    var scale = network.getScale();
+    var updates = [];
+    hubs.forEach(function (node) {
+      var size = Math.round(Math.max(node.font ? node.font.size : 18, HUB_SCREEN_SIZE / scale));
+      if (hubSize.get(node.id) !== size) {
+        hubSize.set(node.id, size);
+        updates.push({ id: node.id, font: fontFor(node) });
+      }
+    });
+    if (updates.length) nodes.update(updates);
+  }
+  network.on("zoom", scaleHubLabels);
+  network.on("animationFinished", scaleHubLabels);
 
   var panel = document.getElementById("kg-panel");
   var panelBody = document.getElementById("kg-panel-body");
