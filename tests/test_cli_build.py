@@ -36,7 +36,7 @@ def test_build_with_skip_invalid_writes_papers_and_prints_the_summary(capsys, tm
     stdout = capsys.readouterr().out.splitlines()
     assert stdout[0].startswith(f"Built {out}/ in ")
     assert stdout[1:4] == [
-        "  papers             2  (1 duplicate abstracts merged)",
+        "  papers             2  (1 duplicate abstract merged)",
         "  skipped            1  invalid records:",
         f"    {corpus_file}:4: empty abstract (title “Title only”)",
     ]
@@ -52,7 +52,7 @@ def test_build_with_skip_invalid_writes_papers_and_prints_the_summary(capsys, tm
 def test_quiet_prints_nothing_but_the_skipped_warning(capsys, tmp_path, corpus_file):
     assert main(["build", str(corpus_file), "-o", str(tmp_path / "out"), "--skip-invalid", "--quiet"]) == 0
     captured = capsys.readouterr()
-    assert (captured.out, captured.err) == ("", "Warning: skipped 1 invalid records (run without --quiet to see where)\n")
+    assert (captured.out, captured.err) == ("", "Warning: skipped 1 invalid record (run without --quiet to see where)\n")
 
 
 def test_seeds_build_into_out(capsys, tmp_path):

@@ -67,7 +67,7 @@ CASES = [
         {"bad.jsonl": GOOD + '{"id": "x", "abstract": "no closing brace"\n'},
         ["bad.jsonl"],
         ExitCode.MALFORMED_RECORD,
-        "bad.jsonl:2: not valid JSON: Expecting ',' delimiter (column 43)" + HINT,
+        "bad.jsonl:2: not valid JSON: Expecting ',' delimiter at column 43" + HINT,
         id="malformed-json-line",
     ),
     pytest.param(
@@ -88,7 +88,7 @@ CASES = [
         {"array.json": '[\n  {"abstract": "one"},\n  {"abstract": "two",}\n]\n'},
         ["array.json"],
         ExitCode.MALFORMED_RECORD,
-        "array.json:3: not valid JSON: Expecting property name enclosed in double quotes (column 22)",
+        "array.json:3: not valid JSON: Expecting property name enclosed in double quotes at column 22",
         id="malformed-json-array",
     ),
     pytest.param(
@@ -173,7 +173,7 @@ def test_skip_invalid_goes_on_and_lists_what_it_skipped():
     assert corpus.papers[0].source == "bad.csv:2"
     assert corpus.skipped == (
         "bad.csv:3: row has 3 fields but the header has 2 (an unquoted delimiter in a value?)",
-        "mixed.jsonl:2: not valid JSON: Expecting ',' delimiter (column 43)",
+        "mixed.jsonl:2: not valid JSON: Expecting ',' delimiter at column 43",
         "mixed.jsonl:3: empty abstract (title “Only a title”)",
     )
 

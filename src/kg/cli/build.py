@@ -34,12 +34,14 @@ def build(inputs: tuple[str, ...], out_dir: str, skip_invalid: bool, quiet: bool
     if not quiet:
         click.echo(render_summary(summary))
     elif summary.skipped:
-        click.echo(f"Warning: skipped {len(summary.skipped):,} invalid records (run without --quiet to see where)", err=True)
+        records = "1 invalid record" if len(summary.skipped) == 1 else f"{len(summary.skipped):,} invalid records"
+        click.echo(f"Warning: skipped {records} (run without --quiet to see where)", err=True)
 
 
 def render_summary(summary: BuildSummary) -> str:
     lines = [f"Built {summary.out_dir.rstrip('/')}/ in {summary.seconds:.1f} s"]
-    lines.append(f"  papers      {summary.papers:>8,}  ({summary.duplicates:,} duplicate abstracts merged)")
+    merged = "1 duplicate abstract" if summary.duplicates == 1 else f"{summary.duplicates:,} duplicate abstracts"
+    lines.append(f"  papers      {summary.papers:>8,}  ({merged} merged)")
     if summary.skipped:
         lines.append(f"  skipped     {len(summary.skipped):>8,}  invalid records:")
         lines.extend(f"    {where}" for where in summary.skipped[:SKIPPED_SHOWN])

@@ -20,7 +20,7 @@ def read_json_lines(text: str, *, path: str) -> Iterator[RawRecord | MalformedRe
         try:
             value = loads(line)
         except json.JSONDecodeError as error:
-            yield MalformedRecord(f"not valid JSON: {error.msg} (column {error.colno})", path=path, line=number)
+            yield MalformedRecord(_json_error(error), path=path, line=number)
             continue
         if isinstance(value, dict):
             yield RawRecord(number, value)
@@ -44,7 +44,7 @@ def read_json(text: str, *, path: str) -> Iterator[RawRecord | MalformedRecord]:
         if error.msg == "Extra data":  # several top-level values: JSON Lines in a .json file
             yield from read_json_lines(text, path=path)
             return
-        raise MalformedRecord(f"not valid JSON: {error.msg} (column {error.colno})", path=path, line=error.lineno) from None
+        raise MalformedRecord(_json_error(error), path=path, line=error.lineno) from None
     if not isinstance(value, dict):
         raise MalformedRecord(f"expected a JSON array or object, found {_kind(value)}", path=path, line=1)
     yield RawRecord(text.count("\n", 0, start) + 1, value)
@@ -63,7 +63,7 @@ def _read_array(text: str, start: int, *, path: str) -> Iterator[RawRecord | Mal
         try:
             value, end = decoder.raw_decode(text, position)
         except json.JSONDecodeError as error:
-            raise MalformedRecord(f"not valid JSON: {error.msg} (column {error.colno})", path=path, line=error.lineno) from None
+            raise MalformedRecord(_json_error(error), path=path, line=error.lineno) from None
         line += text.count("\n", counted, position)
         counted = position
         if isinstance(value, dict):
@@ -82,6 +82,11 @@ def _read_array(text: str, start: int, *, path: str) -> Iterator[RawRecord | Mal
     trailing = _skip(text, position + 1)
     if trailing < len(text):
         raise MalformedRecord("not valid JSON: extra data after the array", path=path, line=text.count("\n", 0, trailing) + 1)
+
+
+def _json_error(error: json.JSONDecodeError) -> str:
+    # json's messages end in "at" ("Unterminated string starting at"); avoid "at at".
+    return f"not valid JSON: {error.msg.removesuffix(' at')} at column {error.colno}"
 
 
 def _skip(text: str, position: int) -> int:
