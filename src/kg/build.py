@@ -34,6 +34,8 @@ class BuildSummary:
     skipped: tuple[str, ...] = ()
     concepts_by_type: dict[str, int] = field(default_factory=dict)
     edges: int = 0
+    cached: int = 0  # papers whose extraction came from the cache
+    extracted: int = 0  # papers run through spaCy in this build
     seconds: float = 0.0
     outputs: tuple[str, ...] = ()
 
@@ -59,7 +61,14 @@ def build(
     skip_invalid: bool = False,
     stdin: IO[str] | None = None,
     progress: Progress | None = None,
+    workers: int = 1,
+    cache_dir: str | os.PathLike[str] | None = None,
+    no_cache: bool = False,
+    dask_address: str | None = None,
 ) -> BuildSummary:
+    """Run every stage; `workers` spaCy processes, or a Dask scheduler at `dask_address`
+    ("local" starts a LocalCluster). Extraction results are cached in `cache_dir`
+    (default ``OUT/cache``) unless `no_cache`."""
     started = time.perf_counter()
     out = Path(out_dir)
     corpus = read_corpus(inputs, skip_invalid=skip_invalid, stdin=stdin, progress=progress)
@@ -70,17 +79,20 @@ def build(
     outputs.append(str(papers_path))
 
     # Extract (spaCy, per paper) → resolve (corpus-wide concepts) → graph.
-    from kg.extract import entities_record, extract_papers
+    from kg.extract import entities_record
     from kg.graph import build_graph, save
     from kg.pipeline import load_pipeline, pipeline_info
     from kg.resolve import resolve
+    from kg.runner import CACHE_DIR, run_extraction
 
     nlp = load_pipeline()
-    extractions = []
-    for done, extraction in enumerate(extract_papers(corpus.papers, nlp=nlp), start=1):
-        extractions.append(extraction)
-        if progress is not None:
-            progress("Extracting entities", done, len(corpus.papers))
+    extractions, extraction_stats = run_extraction(
+        corpus.papers,
+        cache_dir=None if no_cache else (cache_dir if cache_dir is not None else out / CACHE_DIR),
+        workers=workers,
+        dask_address=dask_address,
+        progress=progress,
+    )
     resolution = resolve(extractions)
     entities_path, concepts_path = out / ENTITIES_FILE, out / CONCEPTS_FILE
     write_jsonl(entities_path, [entities_record(p, e) for p, e in zip(corpus.papers, resolution.entities, strict=True)])
@@ -112,6 +124,8 @@ def build(
         skipped=corpus.skipped,
         concepts_by_type=concepts_by_type,
         edges=edges,
+        cached=extraction_stats.cached,
+        extracted=extraction_stats.extracted,
         seconds=round(time.perf_counter() - started, 3),
         outputs=tuple(outputs),
     )

@@ -15,26 +15,31 @@ Edges:
 * concept → broader concept, kind="broader"
 
 `load` needs only the standard library and networkx: commands that read a built graph
-never import spaCy.
+never import spaCy (and `content_id` not even networkx).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
-
-import networkx as nx
+from typing import TYPE_CHECKING, Any
 
 from kg.atomic import atomic_open
 from kg.errors import GraphNotFound
 from kg.model import Concept, Paper, PaperEntities
 
+if TYPE_CHECKING:  # networkx is imported where a graph is made, keeping `content_id` light
+    import networkx as nx
+
 GRAPH_FILE = "graph.json"
 FORMAT = "kg-graph"
 FORMAT_VERSION = 1
+
+_CONTENT_ID = re.compile(r'"content_id":"([0-9a-f]{64})"')
 
 PAPER_FIELDS = ("id", "title", "title_derived", "abstract", "authors", "year", "venue", "url", "doi", "arxiv_id", "keywords")
 
@@ -55,6 +60,8 @@ def build_graph(
     meta: dict[str, Any] | None = None,
 ) -> nx.DiGraph:
     """Assemble the graph. Insertion order is sorted so the saved file is deterministic."""
+    import networkx as nx
+
     graph = nx.DiGraph(**(meta or {}))
     for paper in sorted(papers, key=lambda p: p.id):
         attrs = {name: getattr(paper, name) for name in PAPER_FIELDS}
@@ -115,6 +122,8 @@ def to_json(graph: nx.DiGraph) -> dict[str, Any]:
 
 
 def from_json(data: dict[str, Any]) -> nx.DiGraph:
+    import networkx as nx
+
     graph = nx.DiGraph(**data.get("meta", {}))
     graph.add_nodes_from((node.pop("key"), node) for node in data["nodes"])
     graph.add_edges_from((edge.pop("source"), edge.pop("target"), edge) for edge in data["edges"])
@@ -122,10 +131,31 @@ def from_json(data: dict[str, Any]) -> nx.DiGraph:
 
 
 def save(graph: nx.DiGraph, directory: str | os.PathLike[str]) -> Path:
+    """Write ``graph.json``. Its header carries `content_id`, a SHA-256 of the rest, so
+    derived files (e.g. the related-papers index) can tell cheaply which graph they index."""
     path = Path(directory) / GRAPH_FILE
+    data = to_json(graph)
+    body = json.dumps({k: data[k] for k in ("meta", "nodes", "edges")}, ensure_ascii=False, separators=(",", ":"))
+    content_id = hashlib.sha256(body.encode("utf-8")).hexdigest()
     with atomic_open(path) as handle:
-        json.dump(to_json(graph), handle, ensure_ascii=False, separators=(",", ":"))
+        # Header first (fixed order) so `content_id` can be read without parsing the file.
+        handle.write(f'{{"format":"{FORMAT}","version":{FORMAT_VERSION},"content_id":"{content_id}",')
+        handle.write(body[1:])
     return path
+
+
+def content_id(directory: str | os.PathLike[str]) -> str | None:
+    """The `content_id` of a saved graph.json, read from its first bytes (None if absent)."""
+    path = Path(directory)
+    if path.is_dir():
+        path = path / GRAPH_FILE
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(256).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    match = _CONTENT_ID.search(head)
+    return match.group(1) if match else None
 
 
 def load(directory: str | os.PathLike[str] = "out") -> nx.DiGraph:

@@ -209,8 +209,8 @@ class RelatedIndex:
 
     _ARRAYS = ("paper_ptr", "paper_concepts", "paper_codes", "concept_ptr", "concept_papers", "concept_codes", "norms")
 
-    def save(self, path: str | os.PathLike[str], *, graph_stamp: dict[str, int] | None = None) -> Path:
-        """Write the index atomically. `graph_stamp` (size, mtime_ns of graph.json) marks what it indexes."""
+    def save(self, path: str | os.PathLike[str], *, graph_stamp: dict[str, str | None] | None = None) -> Path:
+        """Write the index atomically. `graph_stamp` (graph.json's content id) marks what it indexes."""
         layout, blobs, offset = {}, [], 0
         for name in self._ARRAYS:
             source = getattr(self, name)  # an array, or a memoryview of a loaded index
@@ -484,10 +484,12 @@ def write_index(graph: nx.DiGraph, directory: str | os.PathLike[str]) -> Path:
     return index_of(graph).save(folder / INDEX_FILE, graph_stamp=graph_stamp(folder / GRAPH_FILE))
 
 
-def graph_stamp(path: Path) -> dict[str, int]:
-    """What identifies a graph.json version cheaply: it is replaced atomically, so size+mtime change."""
-    stat = path.stat()
-    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+def graph_stamp(path: Path) -> dict[str, str | None]:
+    """What identifies a graph.json version cheaply: the content id in its header
+    (content-based, so identical builds give byte-identical indexes)."""
+    from kg.graph import content_id
+
+    return {"content_id": content_id(path)}
 
 
 def parse_types(text: str | None) -> tuple[str, ...] | None:

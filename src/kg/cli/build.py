@@ -20,7 +20,20 @@ SKIPPED_SHOWN = 20  # the summary lists this many skipped records, then counts t
 @click.option("-o", "--out", "out_dir", default="out", show_default=True, type=click.Path(file_okay=False), help="Output folder.")
 @click.option("--skip-invalid", is_flag=True, help="Go on past invalid records (bad JSON, empty abstract, …), listing how many were skipped and where.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary (a skipped-records warning still goes to stderr).")
-def build(inputs: tuple[str, ...], out_dir: str, skip_invalid: bool, quiet: bool) -> None:
+@click.option("-j", "--workers", type=click.IntRange(min=1), default=1, show_default=True, help="spaCy processes for extraction (output is identical for any N).")
+@click.option("--cache", "cache_dir", type=click.Path(file_okay=False), default=None, help="Extraction cache folder to share between builds  [default: OUT/cache].")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the extraction cache.")
+@click.option("--dask", "dask_address", metavar="ADDRESS", default=None, help="Run extraction on a Dask cluster: a scheduler address (tcp://host:8786) or 'local'.")
+def build(
+    inputs: tuple[str, ...],
+    out_dir: str,
+    skip_invalid: bool,
+    quiet: bool,
+    workers: int,
+    cache_dir: str | None,
+    no_cache: bool,
+    dask_address: str | None,
+) -> None:
     """Build the knowledge graph from INPUTS into OUT.
 
     INPUTS are files (seed text .txt, .jsonl, .json, .csv, .tsv, .bib; other names are
@@ -30,7 +43,17 @@ def build(inputs: tuple[str, ...], out_dir: str, skip_invalid: bool, quiet: bool
     from kg.build import build as run_build
 
     with progress_reporter(enabled=not quiet) as progress:
-        summary = run_build(list(inputs), out_dir, skip_invalid=skip_invalid, stdin=sys.stdin, progress=progress)
+        summary = run_build(
+            list(inputs),
+            out_dir,
+            skip_invalid=skip_invalid,
+            stdin=sys.stdin,
+            progress=progress,
+            workers=workers,
+            cache_dir=cache_dir,
+            no_cache=no_cache,
+            dask_address=dask_address,
+        )
     if not quiet:
         click.echo(render_summary(summary))
     elif summary.skipped:
@@ -52,6 +75,7 @@ def render_summary(summary: BuildSummary) -> str:
         per_type = ", ".join(f"{label} {count:,}" for label, count in sorted(summary.concepts_by_type.items()))
         lines.append(f"  concepts    {total:>8,}  ({per_type})")
         lines.append(f"  edges       {summary.edges:>8,}")
+        lines.append(f"  extraction  {summary.extracted:>8,}  papers run through spaCy, {summary.cached:,} from the cache")
     for path in summary.outputs:
         lines.append(f"  wrote {path}")
     return "\n".join(lines)

@@ -1,0 +1,120 @@
+"""Extraction at scale: cache, worker processes and Dask all give the same results."""
+
+from __future__ import annotations
+
+import json
+import random
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+import kg.runner as runner
+from kg.build import build
+from kg.cache import CACHE_FILE
+from kg.ingest import read_corpus
+
+SEEDS = Path(__file__).resolve().parents[1] / "seeds"
+GRAPH_OUTPUTS = ("entities.jsonl", "concepts.jsonl", "graph.json", "graph.ttl", "graph.html", "related.idx")
+
+
+@pytest.fixture(scope="module")
+def seed_papers():
+    return read_corpus([str(SEEDS)]).papers
+
+
+@pytest.fixture(scope="module")
+def serial_extractions(seed_papers):
+    extractions, stats = runner.run_extraction(seed_papers, cache_dir=None)
+    assert (stats.extracted, stats.cached) == (len(seed_papers), 0)
+    return extractions
+
+
+@pytest.fixture(autouse=True)
+def _reproducible_timestamps(monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+
+
+def test_worker_processes_match_serial(seed_papers, serial_extractions, monkeypatch):
+    monkeypatch.setattr(runner, "LOCAL_CHUNK", 5)  # several chunks across the 2 workers
+    extractions, stats = runner.run_extraction(seed_papers, cache_dir=None, workers=2)
+    assert stats.extracted == len(seed_papers)
+    assert extractions == serial_extractions
+
+
+def test_dask_cluster_matches_serial(seed_papers, serial_extractions, monkeypatch):
+    distributed = pytest.importorskip("dask.distributed")
+    monkeypatch.setattr(runner, "DASK_CHUNK", 10)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=True, dashboard_address=None) as cluster:
+        extractions, stats = runner.run_extraction(seed_papers, cache_dir=None, dask_address=cluster.scheduler_address)
+    assert stats.extracted == len(seed_papers)
+    assert extractions == serial_extractions
+
+
+def test_cache_serves_unchanged_papers_and_extracts_new_ones(seed_papers, serial_extractions, tmp_path):
+    first, second = seed_papers[:30], seed_papers
+    _, stats = runner.run_extraction(first, cache_dir=tmp_path)
+    assert (stats.cached, stats.extracted) == (0, 30)
+    extractions, stats = runner.run_extraction(second, cache_dir=tmp_path)
+    assert (stats.cached, stats.extracted, stats.corrupt) == (30, len(second) - 30, 0)
+    assert extractions == serial_extractions
+
+
+def test_new_pipeline_version_invalidates_the_cache(seed_papers, tmp_path, monkeypatch):
+    runner.run_extraction(seed_papers[:5], cache_dir=tmp_path)
+    monkeypatch.setattr(runner, "pipeline_version", lambda: "some-other-version")
+    _, stats = runner.run_extraction(seed_papers[:5], cache_dir=tmp_path)
+    assert (stats.cached, stats.extracted) == (0, 5)
+
+
+def test_corrupt_cache_entries_are_recomputed_not_trusted(seed_papers, serial_extractions, tmp_path):
+    runner.run_extraction(seed_papers, cache_dir=tmp_path)
+    db = sqlite3.connect(tmp_path / CACHE_FILE)
+    with db:  # damage two rows: one payload edited (checksum no longer matches), one truncated
+        keys = [row[0] for row in db.execute("SELECT key FROM extraction ORDER BY key LIMIT 2")]
+        db.execute("UPDATE extraction SET payload = replace(payload, '\"METHOD\"', '\"TASK\"') WHERE key = ?", (keys[0],))
+        db.execute("UPDATE extraction SET payload = substr(payload, 1, 10) WHERE key = ?", (keys[1],))
+    db.close()
+    extractions, stats = runner.run_extraction(seed_papers, cache_dir=tmp_path)
+    assert (stats.corrupt, stats.extracted, stats.cached) == (2, 2, len(seed_papers) - 2)
+    assert extractions == serial_extractions
+    _, stats = runner.run_extraction(seed_papers, cache_dir=tmp_path)  # repaired on the way
+    assert (stats.corrupt, stats.cached) == (0, len(seed_papers))
+
+
+def _shuffled_seed_jsonl(papers, path: Path, seed: int) -> None:
+    records = [{"title": "", "abstract": p.abstract, "venue": p.venue, "year": p.year} for p in papers]
+    random.Random(seed).shuffle(records)
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+
+
+def test_build_is_byte_identical_for_any_workers_and_input_order(seed_papers, tmp_path, monkeypatch):
+    monkeypatch.setattr(runner, "LOCAL_CHUNK", 5)
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    _shuffled_seed_jsonl(seed_papers, a, seed=1)
+    _shuffled_seed_jsonl(seed_papers, b, seed=2)
+    assert a.read_text() != b.read_text()
+    build([str(a)], tmp_path / "out1", workers=1, no_cache=True)
+    summary = build([str(b)], tmp_path / "out2", workers=2, no_cache=True)
+    assert summary.papers == len(seed_papers)
+    for name in GRAPH_OUTPUTS:
+        assert (tmp_path / "out1" / name).read_bytes() == (tmp_path / "out2" / name).read_bytes(), name
+
+    def without_source(path: Path) -> list[dict]:
+        return [{k: v for k, v in json.loads(line).items() if k != "source"} for line in path.read_text().splitlines()]
+
+    # papers.jsonl differs only in `source` (file:line where each record was read).
+    assert without_source(tmp_path / "out1" / "papers.jsonl") == without_source(tmp_path / "out2" / "papers.jsonl")
+
+
+def test_rebuild_uses_cache_and_shared_cache_folder(tmp_path):
+    shared = tmp_path / "shared-cache"
+    first = build([str(SEEDS)], tmp_path / "out1", cache_dir=shared)
+    assert (first.extracted, first.cached) == (38, 0)
+    again = build([str(SEEDS)], tmp_path / "out2", cache_dir=shared)
+    assert (again.extracted, again.cached) == (0, 38)
+    assert (shared / CACHE_FILE).is_file() and not (tmp_path / "out2" / "cache").exists()
+    for name in GRAPH_OUTPUTS:
+        assert (tmp_path / "out1" / name).read_bytes() == (tmp_path / "out2" / name).read_bytes(), name
+    default = build([str(SEEDS)], tmp_path / "out3")
+    assert (tmp_path / "out3" / "cache" / CACHE_FILE).is_file() and default.extracted == 38
