@@ -213,3 +213,16 @@ def test_undecodable_stdin_names_stdin(capsys, monkeypatch):
 def test_stdin_text_stream(capsys):
     corpus = read_corpus(["-"], stdin=io.StringIO(GOOD))
     assert [(p.id, p.source) for p in corpus.papers] == [("ok", "<stdin>:1")]
+
+
+def test_dash_with_a_terminal_on_stdin_does_not_hang(capsys, monkeypatch):
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr("sys.stdin", Terminal())
+    status, _, err = run(capsys, "-")
+    assert (status, err) == (
+        ExitCode.FILE_NOT_FOUND,
+        "Error: <stdin>: '-' reads JSON Lines from standard input, but nothing is piped in\n",
+    )

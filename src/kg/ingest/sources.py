@@ -96,6 +96,8 @@ def read_source(source: Source, *, stdin: IO[str] | None, lenient: bool) -> tupl
         import sys
 
         stream = stdin if stdin is not None else sys.stdin
+        if _is_terminal(stream):  # `kg build -` typed without a pipe would wait forever
+            raise InputNotFound("'-' reads JSON Lines from standard input, but nothing is piped in", path=STDIN_NAME)
         buffer = getattr(stream, "buffer", None)
         if buffer is None:
             return stream.read(), False
@@ -108,6 +110,13 @@ def read_source(source: Source, *, stdin: IO[str] | None, lenient: bool) -> tupl
         except OSError as error:
             raise InputNotFound(f"cannot read it ({error.strerror or error})", path=source.name) from None
     return decode(data, name=source.name, lenient=lenient)
+
+
+def _is_terminal(stream: IO[str]) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError, OSError):  # closed or stand-in streams (test runners)
+        return False
 
 
 def decode(data: bytes, *, name: str, lenient: bool = False) -> tuple[str, bool]:
