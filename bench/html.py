@@ -103,7 +103,7 @@ def main() -> None:
     print(f"graph       {args.graph}: {papers:,} papers sampled of {sum(1 for _, d in full.nodes(data=True) if d.get('kind') == 'paper'):,} "
           f"(seed {args.seed}); {graph.number_of_nodes():,} nodes, {graph.number_of_edges():,} edges  [load+sample {loaded:.1f} s]")
 
-    view, _ = select_subgraph(graph)
+    view = select_subgraph(graph).graph
     t0 = time.perf_counter()
     layout(view)
     layout_s = time.perf_counter() - t0
@@ -113,7 +113,7 @@ def main() -> None:
         t0 = time.perf_counter()
         summary = write_html(graph, path)
         write_s = time.perf_counter() - t0
-        print(f"page        {summary.bytes / 1e6:.2f} MB; drew {summary.papers:,} papers, {summary.concepts:,} concepts "
+        print(f"page        {summary.bytes / 1e6:.2f} MB; drew {summary.papers:,} of {summary.papers_available:,} papers, {summary.concepts:,} concepts "
               f"(auto threshold: in ≥ {summary.min_papers} papers; {len(concept_paper_counts(graph)):,} concepts in the sample), "
               f"{summary.edges:,} edges")
         print(f"python      write_html {write_s:.2f} s (of which igraph layout {layout_s:.2f} s)")

@@ -121,37 +121,49 @@ def concept_ids(graph: nx.DiGraph) -> list[str]:
 
 def test_select_keeps_everything_by_default() -> None:
     graph = make_graph()
-    view, applied = select_subgraph(graph)
-    assert applied == 1
+    selection = select_subgraph(graph)
+    view = selection.graph
+    assert (selection.min_papers, selection.papers_available) == (1, 3)
     assert sorted(view) == sorted(graph)
     assert view.number_of_edges() == graph.number_of_edges() == 12  # 11 mentions + 1 broader
 
 
 def test_select_by_type_keeps_papers() -> None:
-    view, _ = select_subgraph(make_graph(), types=["dataset", "METRIC"])
+    view = select_subgraph(make_graph(), types=["dataset", "METRIC"]).graph
     assert concept_ids(view) == ["concept:dataset/imagenet", "concept:metric/bleu"]
     assert sorted(k for k in view if k.startswith("paper:")) == ["paper:p1", "paper:p2", "paper:p3"]
 
 
 def test_select_min_papers_drops_rare_concepts() -> None:
-    view, applied = select_subgraph(make_graph(), min_papers=2)
-    assert applied == 2
+    selection = select_subgraph(make_graph(), min_papers=2)
+    view = selection.graph
+    assert selection.min_papers == 2
     assert concept_ids(view) == ["concept:dataset/imagenet", "concept:method/gnn"]
 
 
 def test_select_focus_and_depth() -> None:
     graph = make_graph()
-    view, _ = select_subgraph(graph, focus="p1", depth=1)
+    view = select_subgraph(graph, focus="p1", depth=1).graph
     assert sorted(view) == ["concept:hardware/gpu", "concept:method/gnn", "concept:method/message-passing", "concept:task/molecule", "paper:p1"]
-    view, _ = select_subgraph(graph, focus="molecular property", depth=2)  # title fragment; p2, p3 share GNN
+    view = select_subgraph(graph, focus="molecular property", depth=2).graph  # title fragment; p2, p3 share GNN
     assert {"paper:p2", "paper:p3"} <= set(view) and "concept:metric/bleu" not in view
 
 
 def test_select_chooses_min_papers_automatically_for_big_graphs() -> None:
     # 3 papers + 8 concepts = 11 nodes; a budget of 5 leaves room for the 2 concepts in 2 papers.
-    view, applied = select_subgraph(make_graph(), max_nodes=5)
-    assert applied == 2
-    assert len(view) == 5
+    selection = select_subgraph(make_graph(), max_nodes=5)
+    assert selection.min_papers == 2
+    assert len(selection.graph) == 5
+
+
+def test_select_keeps_the_best_linked_papers_when_papers_alone_are_too_many() -> None:
+    # Budget 3: the threshold rises to 3 (only GNN, in all 3 papers, is left), and of the
+    # papers, all equally linked to it, the first two by id stay.
+    selection = select_subgraph(make_graph(), max_nodes=3)
+    assert sorted(selection.graph) == ["concept:method/gnn", "paper:p1", "paper:p2"]
+    assert (selection.min_papers, selection.papers_available) == (3, 3)
+    # An explicit threshold is obeyed as given: no papers are dropped.
+    assert len(select_subgraph(make_graph(), max_nodes=3, min_papers=3).graph) == 4
 
 
 def test_select_rejects_bad_arguments() -> None:
@@ -226,6 +238,8 @@ def test_write_html_reports_what_it_drew(tmp_path: Path) -> None:
     summary = write_html(make_graph(), tmp_path / "g.html", min_papers=2)
     page = (tmp_path / "g.html").read_text(encoding="utf-8")
     assert (summary.nodes, summary.papers, summary.concepts, summary.edges, summary.min_papers) == (5, 3, 2, 5, 2)
+    assert summary.papers_available == 3
+    assert '<p class="kg-note">' not in page
     assert summary.bytes == len(page.encode("utf-8"))
     assert 'id="kg-threshold" type="range" min="2"' in page
 
@@ -240,6 +254,13 @@ def test_cli_writes_graph_html_beside_the_graph(graph_dir: Path, capsys) -> None
     assert out == f"Wrote {graph_dir / 'graph.html'} ({size / 1e6:.1f} MB): 3 papers, 8 concepts (in ≥ 1 papers), 12 edges\n"
 
 
+def test_page_says_when_papers_were_left_out(tmp_path: Path) -> None:
+    summary = write_html(make_graph(), tmp_path / "g.html", max_nodes=3)
+    assert (summary.papers, summary.papers_available) == (2, 3)
+    page = (tmp_path / "g.html").read_text(encoding="utf-8")
+    assert '<p class="kg-note">Drawn: the 2 papers most linked to these concepts, of 3.' in page
+
+
 def test_cli_options(graph_dir: Path, tmp_path: Path, capsys) -> None:
     target = tmp_path / "sub" / "focus.html"
     code = main(["html", "--graph", str(graph_dir / "graph.json"), "-o", str(target), "--focus", "p2", "--depth", "1", "--types", "method,dataset"])
@@ -247,6 +268,12 @@ def test_cli_options(graph_dir: Path, tmp_path: Path, capsys) -> None:
     assert "1 papers, 3 concepts (in ≥ 1 papers), 3 edges" in capsys.readouterr().out
     nodes = {node["id"] for node in json_block(target.read_text(encoding="utf-8"), "kg-nodes")}
     assert nodes == {"paper:p2", "concept:method/rag", "concept:method/gnn", "concept:dataset/imagenet"}
+
+
+def test_cli_max_nodes(graph_dir: Path, capsys) -> None:
+    assert main(["html", "--graph", str(graph_dir), "--max-nodes", "3"]) == 0
+    out = capsys.readouterr().out
+    assert out.endswith(": 2 papers (the best linked of 3), 1 concepts (in ≥ 3 papers), 2 edges\n")
 
 
 def test_cli_missing_graph(tmp_path: Path, capsys) -> None:

@@ -75,6 +75,7 @@ class HtmlSummary:
     edges: int
     papers: int
     concepts: int
+    papers_available: int  # papers that passed the filters (more than `papers` when capped)
     min_papers: int
     bytes: int
 
@@ -143,6 +144,15 @@ def find_paper(graph: nx.DiGraph, query: str) -> str:
     raise PaperNotFound(f"no paper {query!r} in the graph{hint}", suggestions=tuple(close))
 
 
+@dataclass(frozen=True)
+class Selection:
+    """What `select_subgraph` chose to draw."""
+
+    graph: nx.DiGraph
+    min_papers: int  # the papers-per-concept threshold applied
+    papers_available: int  # papers that passed the filters, before the automatic size cap
+
+
 def select_subgraph(
     graph: nx.DiGraph,
     *,
@@ -151,13 +161,14 @@ def select_subgraph(
     types: Iterable[str] | None = None,
     min_papers: int | None = None,
     max_nodes: int = AUTO_MAX_NODES,
-) -> tuple[nx.DiGraph, int]:
-    """The part of the graph to draw, and the `min_papers` threshold actually applied.
+) -> Selection:
+    """The part of the graph to draw.
 
     `types` keeps only those concept types (papers are always kept); `focus` keeps the nodes
     within `depth` hops of one paper; `min_papers` drops concepts mentioned by fewer papers.
-    With `min_papers=None` it is chosen automatically: 1, raised until at most `max_nodes`
-    nodes remain (papers count too and are never dropped).
+    With `min_papers=None` the size is chosen automatically to stay near `max_nodes` nodes:
+    the threshold is raised from 1 until the concepts fit beside the papers, and when the
+    papers alone are too many, only those most linked to the remaining concepts are kept.
     """
     counts = concept_paper_counts(graph)
     wanted = {t.upper() for t in types} if types is not None else set(ENTITY_TYPES)
@@ -172,24 +183,38 @@ def select_subgraph(
             raise ValueError(f"depth must be 0 or more, not {depth}")
         reach = nx.single_source_shortest_path_length(view.to_undirected(as_view=True), centre, cutoff=depth)
         view = view.subgraph(reach)
+    papers = sorted(key for key in view if key not in counts)
+    auto = min_papers is None
     if min_papers is None:
         min_papers = _auto_min_papers(view, counts, max_nodes)
     elif min_papers < 1:
         raise ValueError(f"min_papers must be 1 or more, not {min_papers}")
     # At 1 everything stays, including broader concepts that no paper mentions directly.
-    kept = [key for key in view if key not in counts or min_papers == 1 or counts[key] >= min_papers]
-    return graph.subgraph(kept).copy(), min_papers
+    concepts = {key for key in view if key in counts and (min_papers == 1 or counts[key] >= min_papers)}
+    drawn = papers
+    if auto and len(papers) + len(concepts) > max_nodes:
+        drawn = _best_linked(view, papers, concepts, room=max(max_nodes - len(concepts), 0))
+    return Selection(graph.subgraph([*drawn, *concepts]).copy(), min_papers, len(papers))
 
 
 def _auto_min_papers(view: nx.DiGraph, counts: dict[str, int], max_nodes: int) -> int:
-    """1 if everything fits in `max_nodes`, else the smallest threshold whose surviving
-    concepts fit in what the papers leave (keeping at least the most shared concepts)."""
+    """1 if everything fits in `max_nodes`; else the smallest threshold that leaves the
+    concepts the room the papers leave, or a fifth of the budget if the papers take it all
+    (keeping at least the most shared concepts)."""
     papers = sum(1 for key in view if key not in counts)
     shared = sorted((counts[key] for key in view if key in counts), reverse=True)
-    room = max_nodes - papers
-    if room >= len(shared):
+    if papers + len(shared) <= max_nodes:
         return 1
-    return max(2, min(shared[max(room, 0)] + 1, shared[0]))
+    room = max(max_nodes - papers, max_nodes // 5)
+    if room >= len(shared):
+        return 2
+    return max(2, min(shared[room] + 1, shared[0]))
+
+
+def _best_linked(view: nx.DiGraph, papers: list[str], concepts: set[str], *, room: int) -> list[str]:
+    """The `room` papers with the most links to `concepts` (ties: by key)."""
+    links = {key: sum(1 for target in view.successors(key) if target in concepts) for key in papers}
+    return sorted(sorted(papers, key=lambda key: (-links[key], key))[:room])
 
 
 def layout(graph: nx.DiGraph, *, seed: int = 0) -> dict[str, tuple[float, float]]:
@@ -310,8 +335,16 @@ def vis_options(*, nodes: int, edges: int) -> dict[str, Any]:
     }
 
 
-def render_html(graph: nx.DiGraph, *, min_papers: int = 1, title: str = "kg — paper–concept graph", counts: dict[str, int] | None = None) -> str:
-    """The page for `graph` (already filtered) as a string; `counts` are papers per concept."""
+def render_html(
+    graph: nx.DiGraph,
+    *,
+    min_papers: int = 1,
+    papers_available: int | None = None,
+    title: str = "kg — paper–concept graph",
+    counts: dict[str, int] | None = None,
+) -> str:
+    """The page for `graph` (already filtered) as a string; `counts` are papers per concept
+    (in the whole graph), `papers_available` how many papers the filters let through."""
     import jinja2
     import markupsafe
     from pyvis.network import Network
@@ -328,7 +361,8 @@ def render_html(graph: nx.DiGraph, *, min_papers: int = 1, title: str = "kg — 
         autoescape=True,
     )
     net.templateEnv.filters["script_json"] = lambda value: markupsafe.Markup(script_json(value))
-    net.templateEnv.globals["kg"] = {"groups": GROUPS, "min_papers": min_papers}
+    papers = sum(1 for _, data in graph.nodes(data=True) if data.get("kind") == "paper")
+    net.templateEnv.globals["kg"] = {"groups": GROUPS, "min_papers": min_papers, "papers": papers, "papers_available": max(papers, papers_available or 0)}
     net.path = TEMPLATE
     return _with_script_hashes(net.generate_html())
 
@@ -355,8 +389,9 @@ def write_html(
 ) -> HtmlSummary:
     """Filter the graph (see `select_subgraph`), render the page and write it atomically."""
     counts = concept_paper_counts(graph)
-    view, applied = select_subgraph(graph, focus=focus, depth=depth, types=types, min_papers=min_papers, max_nodes=max_nodes)
-    page = render_html(view, min_papers=applied, counts=counts)
+    selection = select_subgraph(graph, focus=focus, depth=depth, types=types, min_papers=min_papers, max_nodes=max_nodes)
+    view = selection.graph
+    page = render_html(view, min_papers=selection.min_papers, papers_available=selection.papers_available, counts=counts)
     try:
         write_text(path, page)
     except OSError as error:
@@ -368,6 +403,7 @@ def write_html(
         edges=view.number_of_edges(),
         papers=papers,
         concepts=view.number_of_nodes() - papers,
-        min_papers=applied,
+        papers_available=selection.papers_available,
+        min_papers=selection.min_papers,
         bytes=len(page.encode("utf-8")),
     )

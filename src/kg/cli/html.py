@@ -26,8 +26,9 @@ def _split_types(ctx: click.Context, param: click.Parameter, values: tuple[str, 
 @click.option("--focus", metavar="PAPER", default=None, help="Draw only the neighbourhood of this paper (id or title fragment).")
 @click.option("--depth", default=2, show_default=True, type=click.IntRange(min=0), help="Hops around --focus to include.")
 @click.option("--types", multiple=True, callback=_split_types, metavar="TYPES", help=f"Concept types to draw, comma-separated ({','.join(ENTITY_TYPES)}); papers are always drawn.")
-@click.option("--min-papers", default=None, type=click.IntRange(min=1), help="Drop concepts mentioned by fewer papers.  [default: 1, raised automatically to keep big graphs near 5,000 nodes]")
-def html(graph_dir: str, output: str | None, focus: str | None, depth: int, types: tuple[str, ...] | None, min_papers: int | None) -> None:
+@click.option("--min-papers", default=None, type=click.IntRange(min=1), help="Drop concepts mentioned by fewer papers.  [default: 1, raised automatically to keep big graphs near --max-nodes]")
+@click.option("--max-nodes", default=5000, show_default=True, type=click.IntRange(min=1), help="Without --min-papers: size the page near this many nodes (threshold raised; if papers alone are too many, the best linked are kept).")
+def html(graph_dir: str, output: str | None, focus: str | None, depth: int, types: tuple[str, ...] | None, min_papers: int | None, max_nodes: int) -> None:
     """Write an interactive HTML view of the graph: search, type toggles, a
     papers-per-concept threshold, neighbourhood highlight and a details panel.
     The page needs no network: open it straight from disk."""
@@ -38,8 +39,9 @@ def html(graph_dir: str, output: str | None, focus: str | None, depth: int, type
     if output is None:
         source = Path(graph_dir)
         output = str((source if source.is_dir() else source.parent) / HTML_FILE)
-    summary = write_html(graph, output, focus=focus, depth=depth, types=types, min_papers=min_papers)
+    summary = write_html(graph, output, focus=focus, depth=depth, types=types, min_papers=min_papers, max_nodes=max_nodes)
+    capped = f" (the best linked of {summary.papers_available:,})" if summary.papers_available > summary.papers else ""
     click.echo(
-        f"Wrote {summary.path} ({summary.bytes / 1e6:.1f} MB): {summary.papers:,} papers, "
+        f"Wrote {summary.path} ({summary.bytes / 1e6:.1f} MB): {summary.papers:,} papers{capped}, "
         f"{summary.concepts:,} concepts (in ≥ {summary.min_papers} papers), {summary.edges:,} edges"
     )
