@@ -115,13 +115,14 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"mean relevant candidates per query {mean_relevant:,.0f} of {len(ids) - 1:,}")
 
     rankers: dict[str, Callable[[int], list[int]]] = {}
+    index_of_concept = {f"concept:{cid}": n for n, cid in enumerate(index.concept_ids)}
     number_of = {pid: n for n, pid in enumerate(ids)}
     rankers["kg (default)"] = lambda q: [number_of[r.id] for r in index.rank(q, top=TOP)]
     if args.variants:
-        for proposed in (1.0, 3.0):
-            variant = RelatedIndex.from_graph(graph, scoring={"proposed": proposed, "used": 1.0})
-            rankers[f"kg (proposed={proposed:g})"] = lambda q, v=variant: [number_of[r.id] for r in v.rank(q, top=TOP)]
-
+        broader = [(index_of_concept[u], index_of_concept[v]) for u, v, d in graph.edges(data=True) if d.get("kind") == "broader"]
+        for name, options in VARIANTS.items():
+            matrix = concept_matrix(index, broader=broader, **options)
+            rankers[name] = lambda q, m=matrix: top_from_matrix(m, q)
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, TfidfVectorizer
 
     tfidf = TfidfVectorizer(stop_words="english", sublinear_tf=True).fit_transform(texts)
@@ -155,6 +156,61 @@ def main(argv: Sequence[str] | None = None) -> int:
         seconds = (time.perf_counter() - tick) / len(queries)
         print(f"{name:<24} {ndcg / len(queries):>8.4f} {ap / len(queries):>8.4f} {seconds:>8.4f}")
     return 0
+
+
+# Variants of kg's scoring, computed here with sparse matrices (an independent implementation:
+# "kg formula (matrix)" must score as `kg (default)` does). Keys: role weights, tf ("log": 1 +
+# ln mentions, "binary"), idf ("ln1p": ln(1 + N/df), "ln": ln(N/df), "ln1p^2", "none"),
+# norm ("cosine" or "none"), broader (weight of a concept's broader concepts, added to a paper).
+DEFAULTS = {"proposed": 2.0, "used": 1.0, "tf": "log", "idf": "ln1p", "norm": "cosine", "broader": 0.0}
+VARIANTS: dict[str, dict] = {
+    "kg formula (matrix)": {},
+    "  roles equal": {"proposed": 1.0},
+    "  proposed ×3": {"proposed": 3.0},
+    "  binary tf": {"tf": "binary"},
+    "  idf ln(N/df)": {"idf": "ln"},
+    "  idf squared": {"idf": "ln1p^2"},
+    "  no idf": {"idf": "none"},
+    "  no length norm": {"norm": "none"},
+    "  + broader ×0.5": {"broader": 0.5},
+}
+
+
+def concept_matrix(index: RelatedIndex, *, broader: list[tuple[int, int]], **options):
+    """Rows: papers' weighted concept vectors, L2-normalised when norm="cosine"."""
+    from scipy.sparse import csr_matrix
+
+    o = {**DEFAULTS, **options}
+    papers, concepts = len(index.paper_ids), len(index.concept_ids)
+    ptr = np.frombuffer(index.paper_ptr, dtype=np.int64) if isinstance(index.paper_ptr, memoryview) else np.array(index.paper_ptr)
+    cols = np.array(index.paper_concepts, dtype=np.int64)
+    codes = np.array(index.paper_codes, dtype=np.int64)
+    rows = np.repeat(np.arange(papers), np.diff(ptr))
+    df = np.bincount(cols, minlength=concepts).astype(float)
+    role = np.where(codes & 1, o["proposed"], o["used"])
+    tf = 1.0 + np.log(codes >> 1) if o["tf"] == "log" else np.ones(len(codes))
+    ratio = papers / np.maximum(df, 1)
+    idf = {"ln1p": np.log1p(ratio), "ln": np.log(ratio), "ln1p^2": np.log1p(ratio) ** 2, "none": np.ones(concepts)}[o["idf"]]
+    matrix = csr_matrix((role * tf * idf[cols], (rows, cols)), shape=(papers, concepts))
+    if o["broader"] and broader:
+        up = csr_matrix((np.ones(len(broader)), ([a for a, _ in broader], [b for _, b in broader])), shape=(concepts, concepts))
+        lifted = (matrix @ up) * o["broader"]
+        matrix = matrix.maximum(lifted)
+    if o["norm"] == "cosine":
+        lengths = np.sqrt(np.asarray(matrix.multiply(matrix).sum(axis=1)).ravel())
+        lengths[lengths == 0] = 1.0
+        matrix = csr_matrix(matrix.multiply(1.0 / lengths[:, None]))
+    return matrix.tocsr()
+
+
+def top_from_matrix(matrix, query: int) -> list[int]:
+    """Top 10 by dot product with the query row; ties by paper number (= paper id order)."""
+    row = (matrix @ matrix[query].T).tocoo()
+    scores, docs = row.data, row.row
+    keep = (docs != query) & (scores > 0)
+    scores, docs = scores[keep], docs[keep]
+    order = np.lexsort((docs, -scores))[:TOP]
+    return [int(d) for d in docs[order]]
 
 
 def bm25(texts: Sequence[str], stop: frozenset[str]):

@@ -23,9 +23,7 @@ Paper author keywords are deliberately *not* used: they are the relevance judgme
 from __future__ import annotations
 
 import array
-import bisect
 import heapq
-import itertools
 import json
 import math
 import mmap
@@ -41,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from kg.atomic import atomic_open
 from kg.errors import AmbiguousPaper, GraphNotFound, PaperNotFound
+from kg.graph import GRAPH_FILE, content_id  # kg.graph imports networkx only to make graphs
 from kg.model import ENTITY_TYPES
 
 if TYPE_CHECKING:  # networkx is imported only by the graph fallback: it costs ~0.4 s
@@ -50,7 +49,6 @@ INDEX_FILE = "related.idx"
 INDEX_FORMAT = "kg-related-index"
 INDEX_VERSION = 1
 MAGIC = b"KGRELIDX"
-GRAPH_FILE = "graph.json"  # == kg.graph.GRAPH_FILE (not imported: kg.graph imports networkx)
 
 # Scoring parameters. They are stored in the index; an index written with other values is stale.
 SCORING: dict[str, float] = {"proposed": 2.0, "used": 1.0}
@@ -158,7 +156,6 @@ class RelatedIndex:
         # All titles case-folded, one per line: a lookup is one C-speed scan of one string.
         self.folded_titles = "\n".join(titles).casefold() if folded_titles is None else folded_titles
         self._paper_number = {paper_id: number for number, paper_id in enumerate(paper_ids)}
-        self._starts: list[int] | None = None
 
     # -- construction -------------------------------------------------------------------
 
@@ -209,7 +206,7 @@ class RelatedIndex:
 
     _ARRAYS = ("paper_ptr", "paper_concepts", "paper_codes", "concept_ptr", "concept_papers", "concept_codes", "norms")
 
-    def save(self, path: str | os.PathLike[str], *, graph_stamp: dict[str, str | None] | None = None) -> Path:
+    def save(self, path: str | os.PathLike[str], *, graph_stamp: dict[str, Any] | None = None) -> Path:
         """Write the index atomically. `graph_stamp` (graph.json's content id) marks what it indexes."""
         layout, blobs, offset = {}, [], 0
         for name in self._ARRAYS:
@@ -241,7 +238,7 @@ class RelatedIndex:
         return target
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> tuple[RelatedIndex, dict[str, int] | None]:
+    def load(cls, path: str | os.PathLike[str]) -> tuple[RelatedIndex, dict[str, Any] | None]:
         """Read an index; returns it with the graph stamp it was written for. ValueError if unusable."""
         with open(path, "rb") as handle:
             if handle.read(len(MAGIC)) != MAGIC:
@@ -315,34 +312,30 @@ class RelatedIndex:
             suggestions=tuple(self.paper_ids[n] for n in closest),
         )
 
-    def _title_starts(self) -> list[int]:
-        """Where each title starts in `folded_titles` (one title per line)."""
-        if self._starts is None:
-            lengths = (len(line) + 1 for line in self.folded_titles.split("\n"))
-            self._starts = list(itertools.accumulate(lengths, initial=0))
-        return self._starts
-
     def _exact_title_matches(self, folded: str) -> list[int]:
         """Papers whose folded title is exactly `folded`."""
-        if not folded:
-            return []
-        text, starts, found = self.folded_titles, self._title_starts(), []
-        at = text.find(folded)
-        while at >= 0:
+        text, found = self.folded_titles, []
+        for at, line in _lines_of(text, _occurrences(text, folded)):
             end = at + len(folded)
-            if (at == 0 or text[at - 1] == "\n") and (end == len(text) or text[end] == "\n"):
-                found.append(bisect.bisect_right(starts, at) - 1)
-            at = text.find(folded, at + 1)
+            if folded and (at == 0 or text[at - 1] == "\n") and (end == len(text) or text[end] == "\n"):
+                found.append(line)
         return found
 
     def _fragment_matches(self, words: list[str]) -> list[int]:
         """Papers whose title has, for each word, a word starting with it (in any order)."""
         if not words:
             return []
-        text, starts = self.folded_titles, self._title_starts()
-        longest, *others = sorted(set(words), key=lambda word: (-len(word), word))
-        lines = sorted({bisect.bisect_right(starts, i) - 1 for i in _word_starts(text, longest, 0, len(text))})
-        return [n for n in lines if all(any(_word_starts(text, word, starts[n], starts[n + 1] - 1)) for word in others)]
+        text, found, checked = self.folded_titles, [], -1
+        longest, *others = sorted(set(words), key=lambda word: (-len(word), word))  # longest narrows fastest
+        for at, line in _lines_of(text, _word_starts(text, longest, 0, len(text))):
+            if line == checked:
+                continue
+            checked = line
+            start, end = text.rfind("\n", 0, at) + 1, text.find("\n", at)
+            end = len(text) if end < 0 else end
+            if all(any(_word_starts(text, word, start, end)) for word in others):
+                found.append(line)
+        return found
 
     def _closest(self, text: str) -> list[int]:
         """Up to five titles most like `text` (rapidfuzz WRatio ≥ 60, which also scores fragments)."""
@@ -371,30 +364,29 @@ class RelatedIndex:
         if query_norm == 0.0 or top < 1:
             return []
         total = len(self.paper_ids)
-        scoring, norms = self.scoring, self.norms
-        scores: dict[int, float] = {}
+        scoring, types_of = self.scoring, self.concept_types
+        dots: dict[int, float] = {}  # candidate -> dot product with the query vector
         query_terms: dict[int, tuple[float, int, float]] = {}  # concept -> (query weight, code, idf)
-        for i in range(start, end):
-            concept, code = self.paper_concepts[i], self.paper_codes[i]
-            if allowed is not None and self.concept_types[concept] not in allowed:
+        for concept, code in zip(self.paper_concepts[start:end], self.paper_codes[start:end]):
+            if allowed is not None and types_of[concept] not in allowed:
                 continue
             c_start, c_end = self.concept_ptr[concept], self.concept_ptr[concept + 1]
             idf = _idf(total, c_end - c_start)
             query_weight = _term(code, idf, scoring) / query_norm
             query_terms[concept] = (query_weight, code, idf)
-            weights: dict[int, float] = {}  # posting code -> query weight × candidate weight
-            for j in range(c_start, c_end):
-                candidate = self.concept_papers[j]
-                if candidate == paper:
-                    continue
-                candidate_code = self.concept_codes[j]
-                product = weights.get(candidate_code)
+            products: dict[int, float] = {}  # candidate's posting code -> weight product (few codes)
+            get = dots.get
+            # The hot loop (a common concept has thousands of papers): keep it minimal.
+            for candidate, candidate_code in zip(self.concept_papers[c_start:c_end], self.concept_codes[c_start:c_end]):
+                product = products.get(candidate_code)
                 if product is None:
-                    product = weights[candidate_code] = query_weight * _term(candidate_code, idf, scoring)
-                scores[candidate] = scores.get(candidate, 0.0) + product / norms[candidate]
-        ids = self.paper_ids
-        best = heapq.nsmallest(top, scores.items(), key=lambda item: (-item[1], ids[item[0]]))
-        return [RelatedPaper(ids[n], self.titles[n], score, self._reasons(n, query_terms)) for n, score in best]
+                    product = products[candidate_code] = query_weight * _term(candidate_code, idf, scoring)
+                dots[candidate] = get(candidate, 0.0) + product
+        dots.pop(paper, None)
+        ids, norms = self.paper_ids, self.norms
+        scores = [(-dot / norms[candidate], ids[candidate], candidate) for candidate, dot in dots.items()]
+        best = heapq.nsmallest(top, scores)  # score descending, then paper id: deterministic
+        return [RelatedPaper(ids[n], self.titles[n], -negative, self._reasons(n, query_terms)) for negative, _, n in best]
 
     def _reasons(self, candidate: int, query_terms: dict[int, tuple[float, int, float]]) -> tuple[Reason, ...]:
         reasons = []
@@ -406,7 +398,7 @@ class RelatedIndex:
                 continue
             query_weight, query_code, idf = term
             code = self.paper_codes[i]
-            contribution = query_weight * _term(code, idf, self.scoring) / norm
+            contribution = query_weight * _term(code, idf, self.scoring) / norm  # its share of the score
             reasons.append(
                 Reason(
                     concept=self.concept_ids[concept],
@@ -484,12 +476,14 @@ def write_index(graph: nx.DiGraph, directory: str | os.PathLike[str]) -> Path:
     return index_of(graph).save(folder / INDEX_FILE, graph_stamp=graph_stamp(folder / GRAPH_FILE))
 
 
-def graph_stamp(path: Path) -> dict[str, str | None]:
-    """What identifies a graph.json version cheaply: the content id in its header
-    (content-based, so identical builds give byte-identical indexes)."""
-    from kg.graph import content_id
-
-    return {"content_id": content_id(path)}
+def graph_stamp(path: Path) -> dict[str, Any]:
+    """What identifies a graph.json: the content id in its header (size and mtime for an older
+    file without one). An index records it; a different stamp means the index is stale."""
+    cid = content_id(path)
+    if cid is not None:
+        return {"content_id": cid}
+    stat = path.stat()
+    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
 
 
 def parse_types(text: str | None) -> tuple[str, ...] | None:
@@ -521,6 +515,22 @@ def _fold(text: str) -> str:
 
 def _words(text: str) -> list[str]:
     return _WORD.findall(text)
+
+
+def _occurrences(text: str, needle: str) -> Iterator[int]:
+    at = text.find(needle) if needle else -1
+    while at >= 0:
+        yield at
+        at = text.find(needle, at + 1)
+
+
+def _lines_of(text: str, positions: Iterable[int]) -> Iterator[tuple[int, int]]:
+    """(position, line number) for increasing positions, counting newlines as it goes."""
+    line, counted = 0, 0
+    for at in positions:
+        line += text.count("\n", counted, at)
+        counted = at
+        yield at, line
 
 
 def _word_starts(text: str, word: str, start: int, end: int) -> Iterator[int]:
