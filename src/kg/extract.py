@@ -32,6 +32,7 @@ _HTML_ENTITY = re.compile(r"&(?:[a-zA-Z]{2,8}|#\d{1,6});")
 _MATH = re.compile(r"\$\$?([^$]{0,400}?)\$\$?")
 _TEXT_ARG = re.compile(r"\\" + _TEXT_COMMANDS + r"\s*\{([^{}]*)\}")
 _COMMAND = re.compile(r"\\[A-Za-z]+\*?|\\.")
+_MARKDOWN_EMPHASIS = re.compile(r"\*\*|__|(?<![\w*])\*(?=\w)|(?<=\w)\*(?![\w*])")  # "**Virtual-Fourier** layer", "*EF-Landing*"
 
 
 def _blank(match: re.Match[str]) -> str:
@@ -49,11 +50,12 @@ def _mask_math(match: re.Match[str]) -> str:
 
 def mask_markup(text: str) -> str:
     """`text` with URLs, HTML tags/entities and LaTeX replaced by spaces: same length, same offsets."""
-    if not any(ch in text for ch in "$\\<&/"):
+    if not any(ch in text for ch in "$\\<&/*_"):
         return text
     text = _URL.sub(_blank, text)
     text = _HTML_TAG.sub(_blank, text)
     text = _HTML_ENTITY.sub(_blank, text)
+    text = _MARKDOWN_EMPHASIS.sub(_blank, text)
     text = _MATH.sub(_mask_math, text)
     if "\\" in text:
         # Text-mode commands: keep the argument, blank the command and braces.

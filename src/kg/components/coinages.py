@@ -43,7 +43,10 @@ def is_coinage(piece: str) -> bool:
     """A coined name: KAN-AD, xLSTM, S-PNGBiO, DiT-XL/2, RWKV-6-14B, word2vec; not AI, II, 3D, Hessian/Jacobian."""
     if piece in NOT_COINAGES or piece.rstrip("s") in NOT_COINAGES or _ROMAN.match(piece) or _UNIT.match(piece):
         return False
-    return any(_coinlike(part) for part in re.split(r"[-/]", piece))
+    parts = re.split(r"[-/]", piece)
+    if len(parts) > 1 and len(parts[0]) == 1 and parts[0].isupper() and parts[1][:1].isupper():
+        return True  # "Q-Ramping", "S-PNGBiO": a one-letter prefix on a name
+    return any(_coinlike(part) for part in parts)
 
 
 _SLASH_WORDS = re.compile(r"/(?=[A-Za-z]{3})")  # "AdaGrad/Adam" is two names; "DiT-XL/2" one

@@ -84,7 +84,7 @@ def _context_label(doc: Doc, span: Span) -> str | None:
     label = HEAD_TYPES.get(singularize(following.lower_))
     if label is not None:
         return label
-    if following.text == "," and span.end + 2 < len(doc) and doc[span.end + 1].lower_ in ("a", "an", "the"):
+    if following.text == "," and span.end + 2 < len(doc) and doc[span.end + 1].lower_ in ("a", "an"):
         # Appositive: the first noun after "X, a …" names what X is.
         for token in doc[span.end + 2 : min(len(doc), span.end + 7)]:
             if token.pos_ in ("NOUN", "PROPN") or not doc.has_annotation("POS"):
@@ -121,6 +121,16 @@ class EntityMerger:
             definitions[short.text] = (label, key, vocab_id)
             triples.append((short.text, long.text, label))
             candidates.append(Candidate(long.start, long.end, label, "acronym", SCORES["acronym"], key, vocab_id))
+        # "multi-agent optimal stopping (MAOS)" next to "mean-field optimal stopping (MFOS) problem":
+        # a long form with an unknown head takes the type of another long form with the same head.
+        head_labels = {long[-1].lower_: definitions[short.text][0] for short, long in doc._.kg_abbreviations or () if short.text in definitions}
+        for short, long in doc._.kg_abbreviations or ():
+            if short.text in rejected and long[-1].lower_ in head_labels and singularize(long[-1].lower_) not in NON_ENTITY_HEADS:
+                label = head_labels[long[-1].lower_]
+                rejected.discard(short.text)
+                definitions[short.text] = (label, normalize_key(long.text), None)
+                triples.append((short.text, long.text, label))
+                candidates.append(Candidate(long.start, long.end, label, "acronym", SCORES["acronym"], normalize_key(long.text)))
         for span in doc.spans.get(ACRONYM_KEY, []):
             if span.label_ == "SHORT" and span.text in definitions:
                 label, key, vocab_id = definitions[span.text]
@@ -175,6 +185,11 @@ class EntityMerger:
         for cand in named:
             # [modifiers] NAME head, where the head adds nothing (generic) or repeats the name's type.
             if span.start <= cand.start and cand.end == span.end - 1 and (head in WRAPPER_HEADS or cand.label == span.label_):
+                return True
+            # A curated or coined name of the same type inside: "Intel Loihi 2 neuromorphic chip".
+            if span.start <= cand.start and cand.end < span.end and cand.label == span.label_ and cand.source != "noun_chunk" and any(
+                ch.isupper() for ch in doc[cand.start : cand.end].text
+            ):
                 return True
         if doc.has_annotation("POS"):
             for vspan in vocab_spans:

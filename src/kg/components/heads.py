@@ -42,7 +42,7 @@ GENERIC_HEADS = frozenset(
     """algorithm network model method approach framework technique architecture mechanism layer module
     system pipeline procedure scheme strategy paradigm formulation objective loss representation learning
     training tuning inference task problem process dataset data benchmark corpus collection device hardware
-    score metric rate ratio distance similarity correlation control reasoning adaptation generalization
+    score metric rate ratio error distance similarity correlation control reasoning adaptation generalization
     modeling modelling search-task understanding planning discovery mining analysis""".split()
 )
 
@@ -79,7 +79,9 @@ GENERIC_MODIFIERS = frozenset(
     significant substantial remarkable impressive promising wide broad narrow deep shallow
     complex complicated difficult hard easy challenging key crucial critical essential
     proposed presented introduced developed designed used adopted employed applied
-    existing prevailing dominant mainstream emerging emergent
+    existing prevailing dominant mainstream emerging emergent rapid precise future minor basic deeper
+    faster higher lower larger smaller stronger weaker richer cheaper easier harder broader wider
+    robust costly expensive cheap practical realistic ideal idealized novel-ish extra compact unlabeled labeled
     """.split()
 )
 
@@ -92,7 +94,7 @@ STOP_WORDS = frozenset(
 # Verbs (lemmas) that, with "we"/"this paper" as subject, introduce what a paper proposes.
 PROPOSE_VERBS = frozenset(
     """propose introduce present develop design devise build construct create curate release
-    formulate contribute offer unveil""".split()
+    formulate contribute offer unveil call name term dub""".split()
 )
 # Words right before a name that mark it as the paper's own: "called X", "dubbed X".
 NAMING_WORDS = frozenset("called named dubbed termed coined namely".split())

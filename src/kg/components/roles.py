@@ -39,7 +39,8 @@ class RoleDetector:
             return entry is not None and entry.named
         if span._.kg_source in ("coinage", "acronym"):
             return any(ch.isupper() for ch in span.text) or any(ch.isdigit() for ch in span.text)
-        return any(sum(ch.isupper() for ch in tok.text) > 1 for tok in span)
+        # A phrase carrying a name: "Virtual-Fourier layer" (not "Deep learning" at a sentence start).
+        return any(sum(ch.isupper() for ch in tok.text) > 1 or (tok.text[:1].isupper() and not tok.is_sent_start) for tok in span)
 
     def _triggers(self, doc: Doc) -> list[int]:
         """Token indices of "we propose"-like verbs (not "propose to")."""
@@ -53,8 +54,12 @@ class RoleDetector:
                 continue
             if has_dep:
                 subjects = [c for c in token.children if c.dep_ == "nsubj"]
-                if token.dep_ in ("conj", "xcomp", "advcl"):  # "we address X and propose Y"
-                    subjects += [c for c in token.head.children if c.dep_ == "nsubj"]
+                node = token
+                for _ in range(3):  # "we address X and propose Y", "this paper extends …, introducing Y"
+                    if node.dep_ not in ("conj", "xcomp", "advcl") or node.head is node:
+                        break
+                    node = node.head
+                    subjects += [c for c in node.children if c.dep_ == "nsubj"]
                 if not any(s.lower_ in SELF_SUBJECTS for s in subjects):
                     continue
             elif not any(t.lower_ == "we" for t in doc[max(0, token.i - 4) : token.i]):
@@ -82,19 +87,24 @@ class RoleDetector:
             inside = [i for i, s in enumerate(entities) if trigger < s.start and s.end <= end and self._nameable(s)]
             for n, i in enumerate(inside):
                 span = entities[i]
+                if span.start > 0 and doc[span.start - 1].lower_ in ("of", "to", "than", "like"):
+                    continue  # "a generalization of QAOA": the paper's thing is built on it, not it
                 following = doc[span.end] if span.end < len(doc) else None
                 is_modifier = following is not None and singularize(following.lower_) in WRAPPER_HEADS and n + 1 < len(inside)
                 if not is_modifier:
                     proposed.add(i)
         for i, span in enumerate(entities):
+            prev = doc[span.start - 1] if span.start > 0 else None
+            if prev is not None and prev.lower_ in NAMING_WORDS and (span._.kg_source != "vocab" or self._nameable(span)):
+                proposed.add(i)  # "named multi-agent optimal stopping (MAOS)": any type, even a task
+                continue
             if not self._nameable(span):
                 continue
-            prev = doc[span.start - 1] if span.start > 0 else None
-            if prev is not None and (prev.lower_ in NAMING_WORDS or prev.lower_ == "our"):
+            if prev is not None and prev.lower_ == "our":
                 proposed.add(i)
                 continue
             tail = [t.lower_ for t in doc[span.end : span.end + 4]]
-            if len(tail) > 2 and tail[0] in (",", "is") and tail[1] in ("a", "an") and tail[2] in _NOVEL:
+            if len(tail) > 2 and tail[0] in (",", "is") and tail[1] in ("a", "an", "the") and tail[2] in _NOVEL:
                 proposed.add(i)
         keys = {entities[i]._.kg_key for i in proposed}
         for span in entities:

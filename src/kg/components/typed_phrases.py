@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from spacy.language import Language
 from spacy.tokens import Doc, Span
 
-from kg.components.heads import GENERIC_MODIFIERS, HEAD_TYPES, NON_ENTITY_HEADS, STOP_WORDS
+from kg.components.heads import GENERIC_HEADS, GENERIC_MODIFIERS, HEAD_TYPES, NON_ENTITY_HEADS, STOP_WORDS
 from kg.vocab import singularize
 
 SPAN_KEY = "kg_phrase"
@@ -34,13 +34,17 @@ def _trim(doc: Doc, start: int, end: int) -> tuple[int, int]:
     # Start after the last bracket, comma or conjunction: "(i.e., X) method", "A and B datasets".
     for i in range(end - 2, start - 1, -1):
         token = doc[i]
-        if (token.is_punct and token.text not in _INNER_PUNCT) or token.lower_ in ("and", "or", "&", "nor", "but"):
+        if (token.is_punct and token.text not in _INNER_PUNCT) or token.lower_ in ("and", "or", "&", "nor", "but") or token.tag_ == "POS":
             start = i + 1
             break
     while start < end - 1:
         token = doc[start]
+        if token.lower_ in GENERIC_MODIFIERS and start + 3 < end and doc[start + 1].text == "-":
+            start += 3  # a generic compound: "high-quality", "real-time", "one-step", "long-range"
+            continue
         if (
-            token.lower_ in GENERIC_MODIFIERS
+            not any(ch.isalpha() for ch in token.text)
+            or token.lower_ in GENERIC_MODIFIERS
             or token.lower_ in STOP_WORDS
             or token.is_punct
             or token.is_space
@@ -77,6 +81,7 @@ class TypedPhraseDetector:
 
     def __call__(self, doc: Doc) -> Doc:
         spans = []
+        has_pos = doc.has_annotation("POS")
         for chunk_start, chunk_end in _chunks(doc):
             head = doc[chunk_end - 1]
             label = head_type(head.text)
@@ -84,10 +89,12 @@ class TypedPhraseDetector:
                 continue
             start, end = _trim(doc, chunk_start, chunk_end)
             modifiers = doc[start : end - 1]
-            if not len(modifiers) or all(t.lower_ in GENERIC_MODIFIERS or t.is_punct for t in modifiers):
+            if not len(modifiers) or all(t.lower_ in GENERIC_MODIFIERS or t.is_punct or t.is_space for t in modifiers):
                 continue
-            if any(t.lower_ in STOP_WORDS or t.is_space for t in modifiers):
+            if any(t.lower_ in STOP_WORDS for t in modifiers):
                 continue
+            if singularize(head.lower_) in GENERIC_HEADS and has_pos and not any(t.pos_ in ("NOUN", "PROPN") for t in modifiers):
+                continue  # "hybrid approach", "larger models", "offline dataset": adjectives alone say too little
             spans.append(Span(doc, start, end, label=label))
         doc.spans[SPAN_KEY] = spans
         return doc

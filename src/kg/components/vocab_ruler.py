@@ -33,6 +33,8 @@ def surface_variants(surface: str) -> set[str]:
     forms = {surface}
     if "-" in surface and not is_acronym(surface):
         forms.add(surface.replace("-", " "))
+    if " " not in surface and "-" not in surface and surface.islower():
+        return forms  # "optimizations", "recommendations": plurals of one generic word change sense
     if surface[-1:].isalpha() or is_acronym(surface):
         forms |= {_plural(form) for form in list(forms)}
     return forms
