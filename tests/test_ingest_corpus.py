@@ -47,6 +47,7 @@ def test_seed_ids_do_not_depend_on_how_the_folder_is_named():
     assert [p.id for p in by_folder] == [p.id for p in by_files]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not SHARED_CORPUS.is_dir(), reason="../shared/corpus is not here")
 def test_shared_corpus_reads_as_it_is():
     files = sorted(str(f) for f in SHARED_CORPUS.glob("*.jsonl"))
