@@ -226,3 +226,10 @@ def test_dash_with_a_terminal_on_stdin_does_not_hang(capsys, monkeypatch):
         ExitCode.FILE_NOT_FOUND,
         "Error: <stdin>: '-' reads JSON Lines from standard input, but nothing is piped in\n",
     )
+
+
+def test_an_id_must_be_text_or_a_number():
+    write("ids.jsonl", '{"id": {"nested": 1}, "abstract": "A."}\n{"id": 7, "abstract": "B."}\n')
+    corpus = read_corpus(["ids.jsonl"], skip_invalid=True)
+    assert [p.id for p in corpus.papers] == ["7"]
+    assert corpus.skipped == ("ids.jsonl:1: field 'id' should be text, not an object",)

@@ -117,7 +117,7 @@ def to_paper(record: RawRecord, *, path: str) -> Paper:
             venue, year = bare_venue, venue_year
     url = text("url")
     doi = ids.normalise_doi(text("doi")) or ids.doi_from_url(url)
-    given_id = ids.tidy_id(get("id"))
+    given_id = ids.tidy_id(text("id"))
     arxiv_id = (
         ids.find_arxiv_id(text("arxiv_id"), bare=True)
         or ids.find_arxiv_id(given_id)
