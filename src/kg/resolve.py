@@ -22,6 +22,7 @@ from kg.vocab import Vocabulary, concept_id, is_acronym, load_vocabulary, normal
 
 _SIZE_SUFFIX = re.compile(r"^(.+?) (?:\d+(?:\.\d+)?[bmkt]?|v\d+(?:\.\d+)*)$")
 MAX_ALT_LABELS = 25
+_EMPHASIS = re.compile(r"\*\*|__|(?<![\w*])\*(?=\w)|(?<=\w)\*(?![\w*])")
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,17 @@ def _pick_label(surfaces: Counter[str]) -> str:
             folded[lowered] += count
             del folded[text]
     long_forms = {t: c for t, c in folded.items() if not is_acronym(t)} or dict(folded)
-    return max(long_forms.items(), key=lambda kv: (kv[1], normalize_key(kv[0]) == kv[0].lower(), -len(kv[0]), kv[0]))[0]
+    best = max(long_forms.items(), key=lambda kv: (kv[1], normalize_key(kv[0]) == kv[0].lower(), -len(kv[0]), kv[0]))[0]
+    return _display(best)
+
+
+def _display(label: str) -> str:
+    """A label fit for display: markup emphasis removed; "Latent generative models" → "latent generative models"."""
+    label = " ".join(_EMPHASIS.sub("", label).split())
+    words = label.split(" ")
+    if len(words) > 1 and words[0][:1].isupper() and words[0][1:].islower() and all(w.islower() for w in words[1:]):
+        label = label[:1].lower() + label[1:]
+    return label
 
 
 def resolve(extractions: Iterable[PaperExtraction], *, vocabulary: Vocabulary | None = None) -> Resolution:
@@ -109,7 +120,7 @@ def resolve(extractions: Iterable[PaperExtraction], *, vocabulary: Vocabulary | 
         seen = by_id[cid]
         type_ = entry.type if entry else cid.split("/", 1)[0].upper()
         pref = entry.label if entry else _pick_label(seen)
-        alts = set(seen) | (set(entry.aliases) if entry else set())
+        alts = {_display(a) if "*" in a else a for a in set(seen) | (set(entry.aliases) if entry else set())}
         alts.discard(pref)
         concepts[cid] = Concept(
             id=cid,
