@@ -20,7 +20,7 @@ import re
 MAX_TITLE = 100
 
 # Markup that hides a name: $\texttt{CTRL}$, **TSV**, <em>X</em>.
-_LATEX_WRAPPED = re.compile(r"\$?\\(?:texttt|textbf|textit|textsc|mathrm|mathbf|mathsf|mathtt|emph|text)\{([^{}]*)\}\$?")
+_LATEX_WRAPPED = re.compile(r"\$?\\(?:texttt|textbf|textit|textsc|underline|mathrm|mathbf|mathsf|mathtt|mathcal|emph|text)\{([^{}]*)\}\$?")
 _MARKUP = re.compile(r"\*\*|__|</?\w+>|\$")
 
 # A sentence end: ". " before an upper-case letter, not after a common abbreviation.
@@ -39,11 +39,12 @@ _STOP_WORDS = frozenset(
 )
 # A name: mixed case or several capitals/digits (KAN-AD, xLSTM, MedTok, TetraJet, GPT-4o), not a plain word.
 _NAME = re.compile(r"^(?=\S*[A-Z]\S*[A-Z0-9]|[a-z]+[A-Z])[A-Za-z][\w.\-+]*[\w+]$")
-# "Long Form Words (ACRO)": the long form is the run of capitalised words before the parenthesis.
-_ACRONYM_DEFINITION = re.compile(
-    r"((?:(?:[A-Z0-9][\w\-’']*|of|for|and|via|with|in|on|the|to|a)\s+){1,10})\((?P<acro>[A-Za-z][\w\-+]*[\w+])\)"
-)
-_LONG_FORM_WORD = re.compile(r"[A-Z0-9]")
+# "(ACRO)" after its long form; the long form is found letter by letter (Schwartz & Hearst 2003).
+_ACRONYM_IN_PARENS = re.compile(r"\((?P<acro>[A-Za-z][\w\-+]*[\w+])\)")
+_MIN_DESCRIPTION = 4  # words; shorter appositives ("a novel framework") take their relative clause along
+# Words that put a parenthesised acronym outside the proposed thing ("a method for question answering (QA)").
+_PREPOSITIONS = frozenset("for to of with in on by from using via that which where while when whose".split())
+_RELATIVE = re.compile(r"\s+(that|which|where|who|to|by|using)\s")
 _VERSION = re.compile(r"(?:v?\d[\w.]*|[IVX]+),?")  # "7B", "v2", "2.0", "II" after a name
 
 # "We study X" → "X": verbs that introduce the topic rather than belong to it.
@@ -69,7 +70,10 @@ def derive_title(abstract: str) -> str:
 
 
 def _strip_markup(text: str) -> str:
-    text = _LATEX_WRAPPED.sub(r"\1", text)
+    for _ in range(3):  # \textbf{\underline{Mi}}xture: unwrap nested markup from the inside out
+        text, count = _LATEX_WRAPPED.subn(r"\1", text)
+        if not count:
+            break
     return " ".join(_MARKUP.sub("", text).split())
 
 
@@ -83,27 +87,56 @@ def _proposed_name_title(sentences: list[str]) -> str | None:
         if not verb:
             continue
         rest = sentence[verb.end() :]
-        title = _from_acronym_definition(rest) or _from_named_thing(rest, _first_clause(sentences[0]))
-        if title:
-            return title
+        found = [
+            candidate
+            for candidate in (_from_acronym_definition(rest), _from_named_thing(rest, _first_clause(sentences[0])))
+            if candidate
+        ]
+        if found:
+            return min(found, key=lambda candidate: candidate[0])[1]  # the name that comes first; ties: acronym
     return None
 
 
-def _from_acronym_definition(rest: str) -> str | None:
-    """'… framework, Truncated Q-driven Instant Policy Refinement (TIPR), to …' → 'TIPR: Truncated … Refinement'."""
+def _from_acronym_definition(rest: str) -> tuple[int, str] | None:
+    """'… framework, Truncated Q-driven Instant Policy Refinement (TIPR), to …' → 'TIPR: Truncated … Refinement'.
+
+    Returns the title and where the definition starts in `rest` (to prefer whichever name comes first).
+    """
     head = re.split(r"\b(?:for|to|of|that|which|with|using|by)\s+(?:the |a |an )?[a-z]", rest, maxsplit=1)[0]
-    match = _ACRONYM_DEFINITION.search(head)
-    if not match:
-        return None
-    words = match.group(1).split()
-    while words and not _LONG_FORM_WORD.match(words[0]):  # drop leading "a", "the", "of"
-        words.pop(0)
-    if not words:
-        return None
-    return _truncate(f"{match.group('acro')}: {' '.join(words)}")
+    for match in _ACRONYM_IN_PARENS.finditer(head):
+        acronym = match.group("acro")
+        if not _NAME.match(acronym) and not acronym.isupper():
+            continue
+        long_form = _long_form(head[: match.start()], acronym)
+        if long_form:
+            start = head.rfind(long_form, 0, match.start())
+            if any(word.strip(",").lower() in _PREPOSITIONS for word in head[:start].split()):
+                return None
+            return start, _truncate(f"{acronym}: {_capitalise(long_form)}")
+    return None
 
 
-def _from_named_thing(rest: str, fallback: str) -> str | None:
+def _long_form(before: str, acronym: str) -> str | None:
+    """The shortest run of words ending `before` that spells `acronym` in order, first letter at a word start."""
+    words = before.split()
+    letters = [c.lower() for c in acronym if c.isalnum()]
+    text = " ".join(words[-min(len(letters) + 5, 2 * len(letters)) :])
+    position = len(text) - 1
+    for index in range(len(letters) - 1, -1, -1):
+        while position >= 0 and (
+            text[position].lower() != letters[index] or (index == 0 and position > 0 and text[position - 1].isalnum())
+        ):
+            position -= 1
+        if position < 0:
+            return None
+        position -= 1
+    long_form = text[text.rfind(" ", 0, position + 1) + 1 :]
+    if len(long_form.split()) < 2 and len(letters) > 2 or long_form.lower() == acronym.lower():
+        return None
+    return long_form
+
+
+def _from_named_thing(rest: str, fallback: str) -> tuple[int, str] | None:
     """'MedTok, a multimodal medical code tokenizer that …' → 'MedTok: A multimodal medical code tokenizer'."""
     tokens = rest.split()
     before: list[str] = []
@@ -117,7 +150,7 @@ def _from_named_thing(rest: str, fallback: str) -> str | None:
             if not token.endswith(",") and after and _VERSION.fullmatch(after[0]):  # "xLSTM 7B, a …"
                 bare, token, after = f"{bare} {after[0].rstrip(',')}", after[0], after[1:]
             description = (_appositive(after) if token.endswith(",") else None) or _description_before(before)
-            return _truncate(f"{bare}: {description or fallback}")
+            return rest.find(bare) + 1, _truncate(f"{bare}: {description or fallback}")
         if bare.lower() in _STOP_WORDS or not _LEAD_WORD.fullmatch(token):
             return None
         before.append(token)
@@ -128,10 +161,19 @@ def _appositive(tokens: list[str]) -> str | None:
     """The noun phrase after 'NAME,' when it starts with an article: 'a lightweight … vector'."""
     if not tokens or tokens[0].lower() not in {"a", "an", "the"}:
         return None
-    phrase = re.split(r",\s", _first_clause(" ".join(tokens)), maxsplit=1)[0]
-    short = re.split(r"\s+(?:that|which|where|who|to|by|using)\s", phrase, maxsplit=1)[0]
-    if len(short.split()) >= 3:  # "a framework" alone says little: keep its relative clause then
-        phrase = short
+    phrase = ""
+    for part in _first_clause(" ".join(tokens)).split(", "):  # "a novel, human-tunable extension, which"
+        phrase = f"{phrase}, {part}" if phrase else part
+        if len(phrase.split()) >= _MIN_DESCRIPTION:
+            break
+    for cut in _RELATIVE.finditer(phrase):
+        short = phrase[: cut.start()]
+        participle = short.split()[-1].endswith("ed") if short.split() else False
+        if cut.group(1) in {"to", "by", "using"} and participle:
+            continue  # "a benchmark designed to evaluate …": the purpose is the description
+        if len(short.split()) >= _MIN_DESCRIPTION:  # "a novel framework" says little: keep its relative clause
+            phrase = short
+        break
     return _capitalise(phrase.rstrip(",;:."))
 
 
