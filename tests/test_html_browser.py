@@ -170,6 +170,10 @@ def test_click_highlights_neighbourhood_and_shows_details(open_page) -> None:
         "Methods", "graph neural networkmessage passing", "Tasks", "molecular property prediction", "Hardware", "GPU",
     ]
     assert page.js("document.querySelector('#kg-panel a').href") == "https://example.org/p1"
+    # Selecting another node moves the highlight.
+    page.page.mouse.click(*page.node_point("paper:p2"))
+    faded = page.js("kgNodes.get().filter(n => n.color && n.color.background === '#e5e7eb').map(n => n.id).sort()")
+    assert faded == ["concept:hardware/gpu", "concept:method/evil", "concept:method/message-passing", "concept:task/molecule", "paper:p1", "paper:p3"]
     # Clicking empty space clears it.
     empty = (300, 760)
     on_canvas = "p => { const r = document.getElementById('kg-network').getBoundingClientRect(); return kgNetwork.getNodeAt({x: p[0] - r.left, y: p[1] - r.top}); }"

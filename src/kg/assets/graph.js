@@ -188,20 +188,27 @@
     return options.groups[node.group] ? options.groups[node.group].color : undefined;
   }
 
+  // Dim every node outside `next` (null: dim nothing), updating only nodes that change.
+  function setLit(next) {
+    var before = lit;
+    lit = next;
+    var updates = [];
+    nodeList.forEach(function (node) {
+      var was = before === null || before.has(node.id);
+      var now = next === null || next.has(node.id);
+      if (was !== now) updates.push({ id: node.id, color: now ? groupColor(node) : FADED, font: fontFor(node) });
+    });
+    if (updates.length) nodes.update(updates);
+  }
+
   function highlight(id) {
-    lit = new Set([id]);
-    neighbours.get(id).forEach(function (link) { lit.add(link.id); });
-    nodes.update(nodeList.map(function (node) {
-      return { id: node.id, color: lit.has(node.id) ? groupColor(node) : FADED, font: fontFor(node) };
-    }));
+    var next = new Set([id]);
+    neighbours.get(id).forEach(function (link) { next.add(link.id); });
+    setLit(next);
   }
 
   function clearHighlight() {
-    if (lit === null) return;
-    lit = null;
-    nodes.update(nodeList.map(function (node) {
-      return { id: node.id, color: groupColor(node), font: fontFor(node) };
-    }));
+    setLit(null);
   }
 
   // The most shared concepts keep a readable label at any zoom: their font grows as the view
