@@ -160,14 +160,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 # Variants of kg's scoring, computed here with sparse matrices (an independent implementation:
 # "kg formula (matrix)" must score as `kg (default)` does). Keys: role weights, tf ("log": 1 +
-# ln mentions, "binary"), idf ("ln1p": ln(1 + N/df), "ln": ln(N/df), "ln1p^2", "none"),
+# ln mentions, "binary", "saturating": 2m/(m+1)), idf ("ln1p": ln(1 + N/df), "ln": ln(N/df), "ln1p^2", "none"),
 # norm ("cosine" or "none"), broader (weight of a concept's broader concepts, added to a paper).
-DEFAULTS = {"proposed": 2.0, "used": 1.0, "tf": "log", "idf": "ln1p", "norm": "cosine", "broader": 0.0}
+DEFAULTS = {"proposed": 2.0, "used": 1.0, "tf": "saturating", "idf": "ln1p", "norm": "cosine", "broader": 0.0}
 VARIANTS: dict[str, dict] = {
     "kg formula (matrix)": {},
     "  roles equal": {"proposed": 1.0},
     "  proposed ×3": {"proposed": 3.0},
     "  binary tf": {"tf": "binary"},
+    "  tf 1 + ln m": {"tf": "log"},
     "  idf ln(N/df)": {"idf": "ln"},
     "  idf squared": {"idf": "ln1p^2"},
     "  no idf": {"idf": "none"},
@@ -188,7 +189,8 @@ def concept_matrix(index: RelatedIndex, *, broader: list[tuple[int, int]], **opt
     rows = np.repeat(np.arange(papers), np.diff(ptr))
     df = np.bincount(cols, minlength=concepts).astype(float)
     role = np.where(codes & 1, o["proposed"], o["used"])
-    tf = 1.0 + np.log(codes >> 1) if o["tf"] == "log" else np.ones(len(codes))
+    mentions = (codes >> 1).astype(float)
+    tf = {"log": 1.0 + np.log(mentions), "binary": np.ones(len(codes)), "saturating": 2 * mentions / (mentions + 1)}[o["tf"]]
     ratio = papers / np.maximum(df, 1)
     idf = {"ln1p": np.log1p(ratio), "ln": np.log(ratio), "ln1p^2": np.log1p(ratio) ** 2, "none": np.ones(concepts)}[o["idf"]]
     matrix = csr_matrix((role * tf * idf[cols], (rows, cols)), shape=(papers, concepts))

@@ -71,7 +71,7 @@ def sample_graph(links: dict[str, list[tuple[str, str, int]]] = LINKS, titles: d
 
 
 def expected_scores(query: str, links=LINKS, proposed: float = 2.0) -> dict[str, float]:
-    """Cosine of role × (1 + ln mentions) × ln(1 + N/df) vectors, written out independently."""
+    """Cosine of role × 2m/(m+1) × ln(1 + N/df) vectors, written out independently."""
     df: dict[str, int] = {}
     for rows in links.values():
         for concept, _, _ in rows:
@@ -79,7 +79,7 @@ def expected_scores(query: str, links=LINKS, proposed: float = 2.0) -> dict[str,
     n = len(links)
 
     def vector(pid: str) -> dict[str, float]:
-        return {c: (proposed if role == "proposed" else 1.0) * (1 + math.log(m)) * math.log(1 + n / df[c]) for c, role, m in links[pid]}
+        return {c: (proposed if role == "proposed" else 1.0) * (2 * m / (m + 1)) * math.log(1 + n / df[c]) for c, role, m in links[pid]}
 
     def norm(v: dict[str, float]) -> float:
         return math.sqrt(sum(x * x for x in v.values()))

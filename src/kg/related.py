@@ -2,10 +2,12 @@
 
 Scoring is a cosine between weighted concept vectors. A paper's weight for a concept is
 
-    role weight (proposed > used) × (1 + ln mentions) × idf,   idf = ln(1 + N / df)
+    role (2 if the paper proposes it, 1 if it uses it) × tf × idf,
+    tf = 2m / (m + 1) for m mentions (1, 1.33, 1.5 … saturating at 2),  idf = ln(1 + N / df)
 
 so rare concepts count more than ubiquitous ones and what a paper *proposes* counts more
-than what it merely uses. Each shared concept's term of the cosine is its contribution;
+than what it merely uses. (Every piece is SPARQL 1.1 arithmetic except ln, which
+``schemas/queries/related_weighted.rq`` computes by a series: the query ranks identically.) Each shared concept's term of the cosine is its contribution;
 the contributions of a result add up to its score and are its reasons, strongest first.
 Ties are broken by paper id, so the ranking is deterministic.
 
@@ -47,7 +49,7 @@ if TYPE_CHECKING:  # networkx is imported only by the graph fallback: it costs ~
 
 INDEX_FILE = "related.idx"
 INDEX_FORMAT = "kg-related-index"
-INDEX_VERSION = 1
+INDEX_VERSION = 2  # bump when the layout or the scoring formula changes: older indexes are then stale
 MAGIC = b"KGRELIDX"
 
 # Scoring parameters. They are stored in the index; an index written with other values is stale.
@@ -111,7 +113,8 @@ def _idf(papers: int, df: int) -> float:
 
 def _term(code: int, idf: float, scoring: dict[str, float]) -> float:
     role_weight = scoring["proposed"] if code & 1 else scoring["used"]
-    return role_weight * (1.0 + math.log(code >> 1)) * idf
+    mentions = code >> 1
+    return role_weight * (2.0 * mentions / (mentions + 1.0)) * idf
 
 
 class RelatedIndex:
