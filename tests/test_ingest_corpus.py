@@ -39,6 +39,14 @@ def test_seeds_are_38_icml_2025_papers_with_derived_titles():
     assert "MedTok: A multimodal medical code tokenizer" in by_title
     assert "CTRL: A framework for Critic Training via Reinforcement Learning" in by_title
     assert all(len(title) <= 100 for title in by_title)
+    # Seed ids are slugs of derived titles: users' links and other stages' tests refer to them,
+    # so a change to title derivation that renames them must be deliberate.
+    ids = {p.id for p in papers}
+    assert {
+        "xlstm-7b-a-7-billion-parameter-llm-dde0c7e6",
+        "tipr-truncated-q-driven-instant-policy-refinement-a9e810d2",
+        "halos-a-hierarchical-asynchronous-optimization-framework-07afb5cc",
+    } <= ids
 
 
 def test_seed_ids_do_not_depend_on_how_the_folder_is_named():

@@ -41,7 +41,7 @@ _STOP_WORDS = frozenset(
 _NAME = re.compile(r"^(?=\S*[A-Z]\S*[A-Z0-9]|[a-z]+[A-Z])[A-Za-z][\w.\-+]*[\w+]$")
 # "(ACRO)" after its long form; the long form is found letter by letter (Schwartz & Hearst 2003).
 _ACRONYM_IN_PARENS = re.compile(r"\((?P<acro>[A-Za-z][\w\-+]*[\w+])\)")
-_MIN_DESCRIPTION = 4  # words; shorter appositives ("a novel framework") take their relative clause along
+_MIN_DESCRIPTION = 4  # words; a shorter appositive ("a novel, …") runs on past its comma
 # Words that put a parenthesised acronym outside the proposed thing ("a method for question answering (QA)").
 _PREPOSITIONS = frozenset("for to of with in on by from using via that which where while when whose".split())
 _RELATIVE = re.compile(r"\s+(that|which|where|who|to|by|using)\s")
@@ -171,7 +171,7 @@ def _appositive(tokens: list[str]) -> str | None:
         participle = short.split()[-1].endswith("ed") if short.split() else False
         if cut.group(1) in {"to", "by", "using"} and participle:
             continue  # "a benchmark designed to evaluate …": the purpose is the description
-        if len(short.split()) >= _MIN_DESCRIPTION:  # "a novel framework" says little: keep its relative clause
+        if len(short.split()) >= 3:  # "a framework" alone says little: keep its relative clause then
             phrase = short
         break
     return _capitalise(phrase.rstrip(",;:."))
