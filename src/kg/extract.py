@@ -12,6 +12,7 @@ given (``abstract[start:end] == text``), while ``$\\texttt{GD-LS}$`` still yield
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
@@ -117,9 +118,13 @@ class PaperExtraction:
 def doc_to_extraction(paper_id: str, abstract: str, doc: Doc) -> PaperExtraction:
     """Plain data from a processed doc; offsets index `abstract` (same length as the doc text)."""
     mentions = []
+    # Sentence of each token, computed once (Span.sent walks the doc on every call).
+    sentences = list(doc.sents) if doc.has_annotation("SENT_START") or doc.has_annotation("DEP") else [doc[:]]
+    sent_starts = [s.start for s in sentences]
     for span in doc.spans.get("kg", []):
         start, end = span.start_char, span.end_char
-        sent = span.sent if doc.has_annotation("SENT_START") or doc.has_annotation("DEP") else doc[:]
+        sent = sentences[bisect_right(sent_starts, span.start) - 1]
+        last = sentences[bisect_right(sent_starts, span.end - 1) - 1]  # a span may cross a boundary
         mentions.append(
             LocalMention(
                 start=start,
@@ -132,7 +137,7 @@ def doc_to_extraction(paper_id: str, abstract: str, doc: Doc) -> PaperExtraction
                 source=span._.kg_source,
                 score=round(float(span._.kg_score), 4),
                 sent_start=sent.start_char,
-                sent_end=sent.end_char,
+                sent_end=last.end_char,
             )
         )
     definitions = tuple(sorted({Definition(s, l, lab) for s, l, lab in doc._.kg_definitions}, key=lambda d: (d.short, d.long)))

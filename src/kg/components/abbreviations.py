@@ -13,6 +13,8 @@ import re
 from spacy.language import Language
 from spacy.tokens import Doc, Span
 
+from kg.components.spans import CharIndex
+
 SPAN_KEY = "kg_acronym"
 
 if not Doc.has_extension("kg_abbreviations"):
@@ -138,9 +140,10 @@ class AbbreviationDetector:
     def __call__(self, doc: Doc) -> Doc:
         pairs = []
         group = []
+        index = CharIndex(doc)
         for (s_start, s_end), (l_start, l_end) in find_definitions(doc.text):
-            short = doc.char_span(s_start, s_end, alignment_mode="contract")
-            long = doc.char_span(l_start, l_end, alignment_mode="contract")
+            short = index.contract(s_start, s_end)
+            long = index.contract(l_start, l_end)
             if short is None or long is None or len(short) == 0 or len(long) == 0:
                 continue
             if doc.has_annotation("POS"):

@@ -14,9 +14,14 @@ import re
 from spacy.language import Language
 from spacy.tokens import Doc, Span
 
+from kg.components.spans import CharIndex
+
 SPAN_KEY = "kg_coinage"
 
 _PIECE = re.compile(r"(?<![\w\-/+.])[A-Za-z0-9]+(?:(?:[-/+]|(?<=\d)\.(?=\d))[A-Za-z0-9]+)*\+*")
+# Only pieces with a capital after their first character, or a digit, can be coined names;
+# checking that with one regex first skips the ordinary words (most of the text) cheaply.
+_CANDIDATE = re.compile(r".[A-Z]|\d")
 _SUFFIX = re.compile(r"[ \-](?:\d{1,3}(?:\.\d)?[BMKT]|\d{1,2}(?:\.\d)?|v\d{1,2}(?:\.\d+)*)(?![\w%\-/+]|\.\d)")
 _CAMEL = re.compile(r"[a-z][A-Z]")
 _ROMAN = re.compile(r"^(?:I{1,3}|IV|VI{0,3}|IX|XI{0,3})$")
@@ -65,6 +70,8 @@ def find_coinages(text: str) -> list[tuple[int, int]]:
     """Character spans of coined names in `text`."""
     spans = []
     for start, piece in _pieces(text):
+        if not _CANDIDATE.search(piece):
+            continue
         tail = _LOWER_TAIL.search(piece)
         if tail:
             piece = piece[: tail.start()]
@@ -85,8 +92,9 @@ class CoinageDetector:
     def __call__(self, doc: Doc) -> Doc:
         spans = []
         last_end = -1
+        index = CharIndex(doc)
         for start, end in find_coinages(doc.text):
-            span = doc.char_span(start, end, alignment_mode="expand")
+            span = index.span(start, end, expand=True)
             if span is None or any(ch.isalnum() for ch in doc.text[span.start_char : start] + doc.text[end : span.end_char]):
                 continue  # the tokenizer glued the name to more text ("GD(1"): not a clean name
             if span.start >= last_end:
