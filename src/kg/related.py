@@ -341,10 +341,11 @@ class RelatedIndex:
         return found
 
     def _closest(self, text: str) -> list[int]:
-        """Up to five titles most like `text` (rapidfuzz WRatio ≥ 60, which also scores fragments)."""
+        """Up to five titles most like `text`: rapidfuzz partial_ratio ≥ 60 (the best-matching
+        stretch of the title, so a misspelt fragment still finds its paper)."""
         from rapidfuzz import fuzz, process  # only on the not-found path
 
-        found = process.extract(text, self.titles, scorer=fuzz.WRatio, processor=_fold, limit=5, score_cutoff=60)
+        found = process.extract(_fold(text), self.folded_titles.split("\n"), scorer=fuzz.partial_ratio, limit=5, score_cutoff=60)
         return [number for _, _, number in found]  # equal scores keep title (id) order
 
     def _list_message(self, head: str, numbers: Sequence[int]) -> str:
