@@ -13,6 +13,12 @@ from pathlib import Path
 from typing import IO
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 @contextlib.contextmanager
 def atomic_open(path: str | os.PathLike[str], mode: str = "w", *, encoding: str | None = "utf-8") -> Iterator[IO]:
     """Open a temporary file next to `path`; on clean exit it replaces `path` atomically."""
@@ -21,6 +27,8 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w", *, encoding: str 
     binary = "b" in mode
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
+        # mkstemp makes the file private (0600); give it the permissions open() would have.
+        os.chmod(tmp_name, 0o666 & ~_umask())
         with os.fdopen(fd, mode, encoding=None if binary else encoding, newline=None if binary else "") as handle:
             yield handle
             handle.flush()
