@@ -88,6 +88,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--runs", type=int, default=3, help="page loads to time")
     parser.add_argument("--keep", default=None, help="also copy the page here")
+    parser.add_argument("--min-papers", type=int, default=None, help="as kg html --min-papers (default: automatic)")
     args = parser.parse_args()
 
     chromium = shutil.which("chromium")
@@ -103,7 +104,7 @@ def main() -> None:
     print(f"graph       {args.graph}: {papers:,} papers sampled of {sum(1 for _, d in full.nodes(data=True) if d.get('kind') == 'paper'):,} "
           f"(seed {args.seed}); {graph.number_of_nodes():,} nodes, {graph.number_of_edges():,} edges  [load+sample {loaded:.1f} s]")
 
-    view = select_subgraph(graph).graph
+    view = select_subgraph(graph, min_papers=args.min_papers).graph
     t0 = time.perf_counter()
     layout(view)
     layout_s = time.perf_counter() - t0
@@ -111,10 +112,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "graph.html"
         t0 = time.perf_counter()
-        summary = write_html(graph, path)
+        summary = write_html(graph, path, min_papers=args.min_papers)
         write_s = time.perf_counter() - t0
         print(f"page        {summary.bytes / 1e6:.2f} MB; drew {summary.papers:,} of {summary.papers_available:,} papers, {summary.concepts:,} concepts "
-              f"(auto threshold: in ≥ {summary.min_papers} papers; {len(concept_paper_counts(graph)):,} concepts in the sample), "
+              f"(threshold: in ≥ {summary.min_papers} papers; {len(concept_paper_counts(graph)):,} concepts in the sample), "
               f"{summary.edges:,} edges")
         print(f"python      write_html {write_s:.2f} s (of which igraph layout {layout_s:.2f} s)")
         if args.keep:

@@ -56,6 +56,7 @@ GROUPS: dict[str, dict[str, Any]] = {
     "HARDWARE": {"label": "Hardware", "plural": "Hardware", "shape": "hexagon", "color": "#17a2b8"},
 }
 
+GRAVITY = 0.02  # weight of each node's tie to the layout's virtual centre (real edges: 1)
 SHORT_TITLE = 40  # characters of a paper's title used as its node label
 TOOLTIP_ABSTRACT = 600  # characters of abstract kept for tooltip and side panel
 MAX_AUTHORS = 8
@@ -229,15 +230,21 @@ def layout(graph: nx.DiGraph, *, seed: int = 0) -> dict[str, tuple[float, float]
         return {}
     index = {key: i for i, key in enumerate(keys)}
     edges = sorted({tuple(sorted((index[u], index[v]))) for u, v in graph.edges() if u != v})
-    ig = igraph.Graph(n=len(keys), edges=edges)
+    # Fruchterman–Reingold has no gravity: isolated papers and small components drift far
+    # out and shrink the rest to a dot. A virtual centre node, weakly tied to every node,
+    # keeps them near (weights scale the attraction).
+    n = len(keys)
+    centre = [(i, n) for i in range(n)]
+    ig = igraph.Graph(n=n + 1, edges=edges + centre)
+    weights = [1.0] * len(edges) + [GRAVITY] * n
     # Deterministic start on a spiral, and a private RNG for the rare random nudges.
-    start = [[math.sqrt(i + 1) * math.cos(i * 2.39996), math.sqrt(i + 1) * math.sin(i * 2.39996)] for i in range(len(keys))]
+    start = [[math.sqrt(i + 1) * math.cos(i * 2.39996), math.sqrt(i + 1) * math.sin(i * 2.39996)] for i in range(n)] + [[0.0, 0.0]]
     igraph.set_random_number_generator(random.Random(seed))
     try:
-        coords = ig.layout_fruchterman_reingold(seed=start, niter=500, grid="auto")
+        coords = ig.layout_fruchterman_reingold(seed=start, weights=weights, niter=500, grid="auto")
     finally:
         igraph.set_random_number_generator(random)
-    points = list(coords)
+    points = list(coords)[:n]
     # Scale so that linked nodes sit ~150 px apart, and so that each node has on average a
     # 70 px square to itself (dense star-like clusters would otherwise overlap).
     lengths = sorted(math.dist(points[a], points[b]) for a, b in edges) or [1.0]
