@@ -166,3 +166,16 @@ def test_kg_extract_cli_jsonl_and_table(capsys):
     assert main(["extract", "--format", "table", str(papers)]) == 0
     table = capsys.readouterr().out
     assert "KAN-AD" in table and "proposed" in table
+
+
+def test_two_processes_give_the_same_results(nlp):
+    # Docs cross process boundaries serialised: every extension value must be plain data.
+    papers = [Paper(id=f"p{i}", title="", abstract=TEXT if i % 2 else "We use BERT (Devlin) on GLUE.") for i in range(4)]
+    assert list(extract_papers(papers, nlp=nlp, n_process=2, batch_size=1)) == list(extract_papers(papers, nlp=nlp))
+
+
+def test_long_form_extension(nlp):
+    doc = nlp("We use Personalized PageRank (PPR) to rank nodes.")
+    short, long = doc._.kg_abbreviations[0]
+    assert (short.text, long.text) == ("PPR", "Personalized PageRank")
+    assert short._.long_form.text == "Personalized PageRank"

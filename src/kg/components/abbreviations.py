@@ -1,8 +1,8 @@
 """`kg_abbreviations`: acronym definitions, both directions (Schwartz & Hearst, 2003).
 
 "Personalized PageRank (PPR)" and "PPR (Personalized PageRank)" both give the pair
-(short "PPR", long "Personalized PageRank"). Pairs go to ``doc._.kg_abbreviations``;
-each short form's span gets ``span._.long_form``; the short forms, their later uses in the
+(short "PPR", long "Personalized PageRank"). Pairs are ``doc._.kg_abbreviations``
+(spans); a short form's ``span._.long_form`` is its long form; the short forms, their later uses in the
 doc and the long forms go to ``doc.spans["kg_acronym"]`` for the entity merger.
 """
 
@@ -17,10 +17,25 @@ from kg.components.spans import CharIndex
 
 SPAN_KEY = "kg_acronym"
 
+def _pairs(doc: Doc) -> list[tuple[Span, Span]]:
+    return [(doc[s0:s1], doc[l0:l1]) for s0, s1, l0, l1 in doc._.kg_abbreviation_tokens]
+
+
+def _long_form(span: Span) -> Span | None:
+    for short, long in _pairs(span.doc):
+        if (short.start, short.end) == (span.start, span.end):
+            return long
+    return None
+
+
+# Stored as token offsets (plain ints), so docs serialise for nlp.pipe(n_process > 1);
+# `doc._.kg_abbreviations` and `span._.long_form` give them back as spans.
+if not Doc.has_extension("kg_abbreviation_tokens"):
+    Doc.set_extension("kg_abbreviation_tokens", default=())
 if not Doc.has_extension("kg_abbreviations"):
-    Doc.set_extension("kg_abbreviations", default=None)
+    Doc.set_extension("kg_abbreviations", getter=_pairs)
 if not Span.has_extension("long_form"):
-    Span.set_extension("long_form", default=None)
+    Span.set_extension("long_form", getter=_long_form)
 
 _PAREN = re.compile(r"\(([^()]{1,60})\)")
 _WORD = re.compile(r"[^\s]+")
@@ -166,9 +181,7 @@ class AbbreviationDetector:
                     if doc[i].text == short[0].text and doc[i : i + n].text == short_text and (i, i + n) not in taken:
                         group.append(Span(doc, i, i + n, label="SHORT"))
                         taken.add((i, i + n))
-        for short, long in pairs:
-            short._.long_form = long
-        doc._.kg_abbreviations = pairs
+        doc._.kg_abbreviation_tokens = tuple((s.start, s.end, l.start, l.end) for s, l in pairs)
         doc.spans[SPAN_KEY] = sorted(group, key=lambda s: (s.start, s.end))
         return doc
 
