@@ -179,3 +179,30 @@ def test_long_form_extension(nlp):
     short, long = doc._.kg_abbreviations[0]
     assert (short.text, long.text) == ("PPR", "Personalized PageRank")
     assert short._.long_form.text == "Personalized PageRank"
+
+
+def test_seed_output_matches_the_schemas_and_offsets(nlp):
+    import json
+    from pathlib import Path
+
+    import jsonschema
+
+    from kg.extract import entities_record, extract_corpus
+    from kg.ingest import read_corpus
+
+    root = Path(__file__).resolve().parents[1]
+    schemas = {name: json.loads((root / "schemas" / f"{name}.schema.json").read_text()) for name in ("entities", "concept")}
+    papers, resolution = extract_corpus(read_corpus([str(root / "seeds")]).papers, nlp=nlp)
+    assert len(papers) == 38
+    concept_ids = {c.id for c in resolution.concepts}
+    for paper, entities in zip(papers, resolution.entities, strict=True):
+        record = entities_record(paper, entities)
+        jsonschema.validate(json.loads(json.dumps(record)), schemas["entities"])
+        for e in record["entities"]:
+            assert paper.abstract[e["start"] : e["end"]] == e["text"]
+            assert e["concept"] in concept_ids
+    for concept in resolution.concepts:
+        jsonschema.validate(json.loads(json.dumps(concept.to_dict())), schemas["concept"])
+        assert set(concept.broader) <= concept_ids
+    proposed = {m.text for e in resolution.entities for m in e.mentions if m.role == "proposed"}
+    assert {"KAN-AD", "HippoRAG 2", "xLSTM 7B", "PNGBiO", "S-PNGBiO", "MedTok", "TetraJet", "RWKVQuant", "EQ-VAE"} <= proposed
