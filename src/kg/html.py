@@ -116,12 +116,12 @@ def _clip(text: Any, limit: int) -> str:
 
 
 def concept_paper_counts(graph: nx.DiGraph) -> dict[str, int]:
-    """For each concept node, how many papers mention it (in the whole graph)."""
-    return {
-        key: sum(1 for source in graph.predecessors(key) if graph.nodes[source].get("kind") == "paper")
-        for key, data in graph.nodes(data=True)
-        if data.get("kind") == "concept"
-    }
+    """For each concept node, how many papers mention it (one pass over the edges)."""
+    counts = {key: 0 for key, data in graph.nodes(data=True) if data.get("kind") == "concept"}
+    for _, target, kind in graph.edges(data="kind"):
+        if kind == "mentions" and target in counts:
+            counts[target] += 1
+    return counts
 
 
 def find_paper(graph: nx.DiGraph, query: str) -> str:
@@ -162,6 +162,7 @@ def select_subgraph(
     types: Iterable[str] | None = None,
     min_papers: int | None = None,
     max_nodes: int = AUTO_MAX_NODES,
+    counts: dict[str, int] | None = None,
 ) -> Selection:
     """The part of the graph to draw.
 
@@ -170,8 +171,9 @@ def select_subgraph(
     With `min_papers=None` the size is chosen automatically to stay near `max_nodes` nodes:
     the threshold is raised from 1 until the concepts fit beside the papers, and when the
     papers alone are too many, only those most linked to the remaining concepts are kept.
+    `counts` (papers per concept, see `concept_paper_counts`) saves recounting.
     """
-    counts = concept_paper_counts(graph)
+    counts = counts if counts is not None else concept_paper_counts(graph)
     wanted = {t.upper() for t in types} if types is not None else set(ENTITY_TYPES)
     unknown = wanted - set(ENTITY_TYPES)
     if unknown:
@@ -194,7 +196,7 @@ def select_subgraph(
     concepts = {key for key in view if key in counts and (min_papers == 1 or counts[key] >= min_papers)}
     drawn = papers
     if auto and len(papers) + len(concepts) > max_nodes:
-        drawn = _best_linked(view, papers, concepts, room=max(max_nodes - len(concepts), 0))
+        drawn = _best_linked(graph, papers, concepts, room=max(max_nodes - len(concepts), 0))
     return Selection(graph.subgraph([*drawn, *concepts]).copy(), min_papers, len(papers))
 
 
@@ -212,9 +214,9 @@ def _auto_min_papers(view: nx.DiGraph, counts: dict[str, int], max_nodes: int) -
     return max(2, min(shared[room] + 1, shared[0]))
 
 
-def _best_linked(view: nx.DiGraph, papers: list[str], concepts: set[str], *, room: int) -> list[str]:
+def _best_linked(graph: nx.DiGraph, papers: list[str], concepts: set[str], *, room: int) -> list[str]:
     """The `room` papers with the most links to `concepts` (ties: by key)."""
-    links = {key: sum(1 for target in view.successors(key) if target in concepts) for key in papers}
+    links = {key: sum(1 for target in graph.successors(key) if target in concepts) for key in papers}
     return sorted(sorted(papers, key=lambda key: (-links[key], key))[:room])
 
 
@@ -396,7 +398,7 @@ def write_html(
 ) -> HtmlSummary:
     """Filter the graph (see `select_subgraph`), render the page and write it atomically."""
     counts = concept_paper_counts(graph)
-    selection = select_subgraph(graph, focus=focus, depth=depth, types=types, min_papers=min_papers, max_nodes=max_nodes)
+    selection = select_subgraph(graph, focus=focus, depth=depth, types=types, min_papers=min_papers, max_nodes=max_nodes, counts=counts)
     view = selection.graph
     page = render_html(view, min_papers=selection.min_papers, papers_available=selection.papers_available, counts=counts)
     try:
