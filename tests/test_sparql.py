@@ -42,8 +42,8 @@ def plain(result: sparql.QueryResult) -> list[tuple[str | None, ...]]:
     return [tuple(None if term is None else term.value for term in row) for row in result.rows]
 
 
-def test_bundled_queries_are_the_five_examples() -> None:
-    assert sorted(sparql.example_queries()) == ["hardware_per_paper", "methods_per_task", "papers_using_dataset", "related_shared_concepts", "shared_concepts"]
+def test_bundled_queries_include_the_five_examples() -> None:
+    assert {"hardware_per_paper", "methods_per_task", "papers_using_dataset", "related_shared_concepts", "shared_concepts"} <= set(sparql.example_queries())
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -412,9 +412,12 @@ def write_nt_shards(graph: nx.DiGraph, path: str | os.PathLike[str], *, shards: 
     try:
         with contextlib.ExitStack() as stack:
             handles = [stack.enter_context(atomic_open(p, "wb")) for p in paths]
+            last_subject, index = None, 0
             for triple in triples(graph, base=base):
                 count += 1
-                index = zlib.crc32(triple.subject.value.encode("utf-8")) % shards
+                subject = triple.subject
+                if subject != last_subject:  # triples come grouped by subject: hash once per group
+                    last_subject, index = subject, zlib.crc32(subject.value.encode("utf-8")) % shards
                 buffer = buffers[index]
                 buffer.append(triple)
                 if len(buffer) >= 50_000:

@@ -132,7 +132,7 @@ class OxigraphBackend:
                 return QueryResult(variables=(), boolean=bool(result), backend=self.name)
             if isinstance(result, ox.QuerySolutions):
                 variables = tuple(v.value for v in result.variables)
-                rows = tuple(tuple(_ox_term(solution[v]) for v in variables) for solution in result)
+                rows = tuple(tuple(map(_ox_term, solution)) for solution in result)
                 return QueryResult(variables=variables, rows=rows, backend=self.name)
             rows = tuple((_ox_term(t.subject), _ox_term(t.predicate), _ox_term(t.object)) for t in result)
             return QueryResult(variables=("subject", "predicate", "object"), rows=rows, backend=self.name)
@@ -183,17 +183,21 @@ def _one_line(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+_PLAIN_DATATYPES = (XSD_STRING, "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString")
+
+
 def _ox_term(term: Any) -> Term | None:
+    kind = type(term)
+    if kind is ox.NamedNode:
+        return Term("uri", term.value)
+    if kind is ox.Literal:
+        if term.language:
+            return Term("literal", term.value, None, term.language)
+        datatype = term.datatype.value
+        return Term("literal", term.value, None if datatype in _PLAIN_DATATYPES else datatype)
     if term is None:
         return None
-    if isinstance(term, ox.NamedNode):
-        return Term("uri", term.value)
-    if isinstance(term, ox.Literal):
-        datatype = term.datatype.value if term.datatype is not None else None
-        if term.language or datatype in (XSD_STRING, "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"):
-            datatype = None
-        return Term("literal", term.value, datatype, term.language)
-    if isinstance(term, ox.BlankNode):
+    if kind is ox.BlankNode:
         return Term("bnode", term.value)
     return Term("triple", str(term))
 

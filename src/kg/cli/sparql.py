@@ -35,7 +35,8 @@ def sparql(query_spec: str, graph_dir: str, output_format: str, backend: str, bi
 
     QUERY is the query text, @FILE.rq, or @NAME of a bundled example
     (papers_using_dataset, methods_per_task, hardware_per_paper,
-    shared_concepts, related_shared_concepts). The kg prefixes (kg:, dcterms:,
+    shared_concepts, related_shared_concepts, …; see schemas/queries/).
+    The kg prefixes (kg:, dcterms:,
     skos:, oa:, prov:, fabio:, schema:, …) need no PREFIX line.
 
     \b

@@ -1,0 +1,154 @@
+"""Time kg's RDF export and every example SPARQL query on a big graph, with both backends.
+
+    .venv/bin/python bench/sparql.py [--graph /work/bench-data/graph-30k] [--repeat 3]
+
+The graph is one `kg build` wrote (`bash /work/bench-data/make-30k.sh` builds 34,916 corpus
+papers into /work/bench-data/graph-30k). Prints, in one run:
+
+* graph size and triple count; export times (Turtle and N-Triples, streamed by pyoxigraph);
+* load time per backend (rdflib in-memory Graph; Oxigraph in memory, and the on-disk store
+  `kg sparql` caches next to graph.json: first build, then re-open);
+* per example query (parameters picked from the graph, worst cases where it matters):
+  rows, median seconds over --repeat runs per backend, rdflib/Oxigraph ratio, and whether
+  both backends returned the same rows.
+
+Nothing is asserted: this prints figures. Goal: every example query ≤ 1 s with Oxigraph.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+# `python bench/sparql.py` puts bench/ first on sys.path, where bench/html.py would shadow
+# the standard library's html package (networkx imports html.entities): drop it.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
+from kg import rdf, sparql  # noqa: E402
+from kg.graph import load  # noqa: E402
+
+
+def timed(fn, *args, **kwargs):
+    started = time.perf_counter()
+    value = fn(*args, **kwargs)
+    return value, time.perf_counter() - started
+
+
+def pick_bindings(graph) -> dict[str, list[dict[str, str]]]:
+    """Parameters for the example queries, chosen from the graph so each query has work to do."""
+    nodes = graph.nodes
+    links = [(u, v) for u, v, d in graph.edges(data=True) if d.get("kind") == "mentions"]
+    per_concept = Counter(v for _, v in links)
+    per_paper = Counter(u for u, _ in links)
+
+    def top(kind: str) -> str:
+        key = max((c for c in per_concept if nodes[c]["type"] == kind), key=lambda c: (per_concept[c], c))
+        return nodes[key]["label"]
+
+    busiest = max(per_paper, key=lambda p: (per_paper[p], p))  # the paper with most concepts
+    concepts = {v for u, v in links if u == busiest}
+    partner = Counter(u for u, v in links if v in concepts and u != busiest)
+    other = max(partner, key=lambda p: (partner[p], p))
+    typical = sorted(per_paper, key=lambda p: (per_paper[p], p))[len(per_paper) // 2]
+    return {
+        "papers_using_dataset": [{}, {"dataset": top("DATASET")}],
+        "methods_per_task": [{}, {"task": top("TASK")}],
+        "hardware_per_paper": [{}, {"paperId": nodes[busiest]["id"]}],
+        "shared_concepts": [{"paperA": nodes[busiest]["id"], "paperB": nodes[other]["id"]}],
+        "related_shared_concepts": [{"paperId": nodes[busiest]["id"]}, {"paperId": nodes[typical]["id"]}],
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--graph", default="/work/bench-data/graph-30k", help="folder with graph.json from kg build")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per query and backend (median reported)")
+    parser.add_argument("--backends", default="oxigraph,oxigraph-disk,rdflib", help="comma-separated: oxigraph (in memory), oxigraph-disk (the store `kg sparql` caches), rdflib")
+    parser.add_argument("--papers", type=int, default=None, help="use only the first N papers (by id) and what they link to")
+    parser.add_argument("--rdflib-max-triples", type=int, default=3_000_000, help="skip rdflib above this many triples (it needs ~1.5 GB and ~80 s per million)")
+    args = parser.parse_args(argv)
+    backends = [b.strip() for b in args.backends.split(",") if b.strip()]
+    say = lambda *parts: print(*parts, flush=True)  # noqa: E731
+
+    graph, seconds = timed(load, args.graph)
+    if args.papers is not None:
+        keep = sorted(k for k, d in graph.nodes(data=True) if d.get("kind") == "paper")[: args.papers]
+        keep_set = set(keep) | {v for k in keep for v in graph.successors(k)}
+        keep_set |= {b for c in list(keep_set) for b in graph.successors(c) if graph.nodes[b].get("kind") == "concept"}
+        graph = graph.subgraph(keep_set).copy()
+    papers = sum(1 for _, d in graph.nodes(data=True) if d.get("kind") == "paper")
+    concepts = graph.number_of_nodes() - papers
+    say(f"graph {args.graph}: {papers:,} papers, {concepts:,} concepts, {graph.number_of_edges():,} edges (graph.json loaded in {seconds:.1f} s)")
+
+    scratch = Path(tempfile.mkdtemp(prefix="kg-bench-sparql-"))
+    try:
+        count = 0
+        for fmt in ("ttl", "nt"):
+            count, seconds = timed(rdf.write_rdf, graph, scratch / f"graph.{fmt}", format=fmt)
+            size = (scratch / f"graph.{fmt}").stat().st_size
+            say(f"export {fmt:>3}: {seconds:6.1f} s  ({count:,} triples, {size / 1e6:,.0f} MB, {count / seconds:,.0f} triples/s)")
+        _, seconds = timed(rdf.write_nt_shards, graph, scratch / "shards" / "graph.nt", shards=4)
+        say(f"export nt --shards 4: {seconds:6.1f} s")
+        shutil.rmtree(scratch / "shards")
+
+        loaded: dict[str, object] = {}
+        if "oxigraph" in backends:
+            backend, seconds = timed(sparql.open_backend, graph, backend="oxigraph")
+            say(f"load oxigraph (in memory, from the graph): {seconds:6.1f} s")
+            loaded["oxigraph"] = backend
+        if "oxigraph-disk" in backends:
+            from kg.graph import save
+
+            save(graph, scratch)
+            _, seconds = timed(rdf.open_store, scratch)
+            say(f"load oxigraph-disk (first `kg sparql`: build the cached store): {seconds:6.1f} s")
+            backend, seconds = timed(sparql.open_backend, scratch, backend="oxigraph")
+            say(f"load oxigraph-disk (later `kg sparql`: re-open the cache): {seconds:6.3f} s")
+            loaded["oxigraph-disk"] = backend
+        if "rdflib" in backends:
+            if count > args.rdflib_max_triples:
+                say(f"rdflib skipped: {count:,} triples > --rdflib-max-triples {args.rdflib_max_triples:,} (use --papers N for a subset both can hold)")
+            else:
+                backend, seconds = timed(sparql.open_backend, graph, backend="rdflib")
+                say(f"load rdflib (in-memory Graph from the graph): {seconds:6.1f} s")
+                loaded["rdflib"] = backend
+
+        examples = sparql.example_queries()
+        say("")
+        both = "rdflib" in loaded and "oxigraph" in loaded
+        header = f"{'query':<26} {'bindings':<44} {'rows':>6}" + "".join(f" {b + ' s':>15}" for b in loaded) + ("  rdflib/ox  same" if both else "")
+        say(header)
+        say("-" * len(header))
+        worst: dict[str, float] = {}
+        for name, variants in pick_bindings(graph).items():
+            for bindings in variants:
+                times, results = {}, {}
+                for label, backend in loaded.items():
+                    runs = []
+                    for _ in range(max(1, args.repeat)):
+                        result, seconds = timed(backend.query, examples[name], bindings)
+                        runs.append(seconds)
+                    times[label], results[label] = statistics.median(runs), result
+                    worst[label] = max(worst.get(label, 0.0), times[label])
+                shown = (", ".join(f"{k}={v[:18]}" for k, v in bindings.items()) or "(none)")[:44]
+                rows = len(next(iter(results.values())).rows)
+                line = f"{name:<26} {shown:<44} {rows:>6}" + "".join(f" {times[b]:>15.3f}" for b in loaded)
+                if both:
+                    line += f"  {times['rdflib'] / times['oxigraph']:>9.1f}×  {'yes' if results['rdflib'] == results['oxigraph'] else 'NO'}"
+                say(line)
+        say("")
+        for label, seconds in worst.items():
+            say(f"slowest example query on {label}: {seconds:.3f} s")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
