@@ -81,7 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=1000, help="query papers sampled (seeded) from the eligible ones")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--check-bm25", type=int, default=20, help="queries on which BM25 is checked against rank_bm25")
-    parser.add_argument("--variants", action="store_true", help="also score kg with other role weights")
+    parser.add_argument("--variants", action="store_true", help="also score variants of kg's formula and kg + TF-IDF hybrids")
     args = parser.parse_args(argv)
 
     started = time.perf_counter()
@@ -105,6 +105,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if found:
             relevant[number] = found
     eligible = sorted(relevant)
+    if not eligible:
+        raise SystemExit(f"{args.graph}: no paper has author keywords shared with another paper: nothing to evaluate")
     queries = sorted(random.Random(args.seed).sample(eligible, min(args.queries, len(eligible))))
     per_venue = defaultdict(int)
     for q in queries:
@@ -117,16 +119,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     rankers: dict[str, Callable[[int], list[int]]] = {}
     index_of_concept = {f"concept:{cid}": n for n, cid in enumerate(index.concept_ids)}
     number_of = {pid: n for n, pid in enumerate(ids)}
-    rankers["kg (default)"] = lambda q: [number_of[r.id] for r in index.rank(q, top=TOP)]
+    rankers["kg related"] = lambda q: [number_of[r.id] for r in index.rank(q, top=TOP)]
     if args.variants:
         broader = [(index_of_concept[u], index_of_concept[v]) for u, v, d in graph.edges(data=True) if d.get("kind") == "broader"]
         for name, options in VARIANTS.items():
-            matrix = concept_matrix(index, broader=broader, **options)
+            matrix = concept_matrix(index, broader_edges=broader, **options)
             rankers[name] = lambda q, m=matrix: top_from_matrix(m, q)
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, TfidfVectorizer
 
     tfidf = TfidfVectorizer(stop_words="english", sublinear_tf=True).fit_transform(texts)
     rankers["TF-IDF cosine"] = lambda q: top_from_scores((tfidf @ tfidf[q].T).toarray().ravel(), q, ids)
+    if args.variants:
+        concepts = concept_matrix(index, broader_edges=[])
+
+        def hybrid(q: int, share: float) -> list[int]:
+            # Each score scaled by its best candidate, then mixed: share × kg + (1 - share) × TF-IDF.
+            kg_scores, text_scores = ((m @ m[q].T).toarray().ravel() for m in (concepts, tfidf))
+            kg_scores[q] = text_scores[q] = 0.0
+            mixed = share * kg_scores / (kg_scores.max() or 1.0) + (1 - share) * text_scores / (text_scores.max() or 1.0)
+            return top_from_scores(mixed, q, ids)
+
+        for share in HYBRID_WEIGHTS:
+            rankers[f"hybrid {share:g} kg + TF-IDF"] = lambda q, share=share: hybrid(q, share)
 
     bm25_matrix, bm25_check = bm25(texts, frozenset(ENGLISH_STOP_WORDS))
     tokens = [tokenize(text, frozenset(ENGLISH_STOP_WORDS)) for text in texts]
@@ -145,7 +159,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if worst > 1e-6:
         raise SystemExit("BM25 scores differ from rank_bm25")
 
-    print(f"\n{'method':<24} {'nDCG@10':>8} {'MAP@10':>8} {'s/query':>8}")
+    print(f"\n{'method':<28} {'nDCG@10':>8} {'MAP@10':>8} {'s/query':>8}")
     for name, ranker in rankers.items():
         tick = time.perf_counter()
         ndcg = ap = 0.0
@@ -154,30 +168,33 @@ def main(argv: Sequence[str] | None = None) -> int:
             ndcg += n
             ap += a
         seconds = (time.perf_counter() - tick) / len(queries)
-        print(f"{name:<24} {ndcg / len(queries):>8.4f} {ap / len(queries):>8.4f} {seconds:>8.4f}")
+        print(f"{name:<28} {ndcg / len(queries):>8.4f} {ap / len(queries):>8.4f} {seconds:>8.4f}")
     return 0
 
 
 # Variants of kg's scoring, computed here with sparse matrices (an independent implementation:
-# "kg formula (matrix)" must score as `kg (default)` does). Keys: role weights, tf ("log": 1 +
-# ln mentions, "binary", "saturating": 2m/(m+1)), idf ("ln1p": ln(1 + N/df), "ln": ln(N/df), "ln1p^2", "none"),
-# norm ("cosine" or "none"), broader (weight of a concept's broader concepts, added to a paper).
-DEFAULTS = {"proposed": 2.0, "used": 1.0, "tf": "saturating", "idf": "ln1p", "norm": "cosine", "broader": 0.0}
+# "kg formula (matrix)" must score as `kg` does). Keys: role weights; tf ("log": 1 + ln m for
+# m mentions, "linear": m, "saturating": 2m/(m+1), "binary"); idf ("ln1p": ln(1 + N/df),
+# "ln": ln(N/df), "ln1p^2", "none"); norm ("none": dot product, "cosine"); broader (weight
+# given to a concept's broader concepts, added to the paper).
+DEFAULTS = {"proposed": 1.5, "used": 1.0, "tf": "log", "idf": "ln1p", "norm": "none", "broader": 0.0}
 VARIANTS: dict[str, dict] = {
     "kg formula (matrix)": {},
     "  roles equal": {"proposed": 1.0},
-    "  proposed ×3": {"proposed": 3.0},
-    "  binary tf": {"tf": "binary"},
-    "  tf 1 + ln m": {"tf": "log"},
+    "  proposed x2": {"proposed": 2.0},
+    "  tf linear": {"tf": "linear"},
+    "  tf 2m/(m+1)": {"tf": "saturating"},
+    "  tf binary": {"tf": "binary"},
     "  idf ln(N/df)": {"idf": "ln"},
     "  idf squared": {"idf": "ln1p^2"},
     "  no idf": {"idf": "none"},
-    "  no length norm": {"norm": "none"},
-    "  + broader ×0.5": {"broader": 0.5},
+    "  cosine norm": {"norm": "cosine"},
+    "  + broader x0.5": {"broader": 0.5},
 }
+HYBRID_WEIGHTS = (0.1, 0.2, 0.3)  # share of kg's (max-normalised) score in kg + TF-IDF hybrids
 
 
-def concept_matrix(index: RelatedIndex, *, broader: list[tuple[int, int]], **options):
+def concept_matrix(index: RelatedIndex, *, broader_edges: list[tuple[int, int]], **options):
     """Rows: papers' weighted concept vectors, L2-normalised when norm="cosine"."""
     from scipy.sparse import csr_matrix
 
@@ -190,12 +207,12 @@ def concept_matrix(index: RelatedIndex, *, broader: list[tuple[int, int]], **opt
     df = np.bincount(cols, minlength=concepts).astype(float)
     role = np.where(codes & 1, o["proposed"], o["used"])
     mentions = (codes >> 1).astype(float)
-    tf = {"log": 1.0 + np.log(mentions), "binary": np.ones(len(codes)), "saturating": 2 * mentions / (mentions + 1)}[o["tf"]]
+    tf = {"log": 1.0 + np.log(mentions), "binary": np.ones(len(codes)), "saturating": 2 * mentions / (mentions + 1), "linear": mentions}[o["tf"]]
     ratio = papers / np.maximum(df, 1)
     idf = {"ln1p": np.log1p(ratio), "ln": np.log(ratio), "ln1p^2": np.log1p(ratio) ** 2, "none": np.ones(concepts)}[o["idf"]]
     matrix = csr_matrix((role * tf * idf[cols], (rows, cols)), shape=(papers, concepts))
-    if o["broader"] and broader:
-        up = csr_matrix((np.ones(len(broader)), ([a for a, _ in broader], [b for _, b in broader])), shape=(concepts, concepts))
+    if o["broader"] and broader_edges:
+        up = csr_matrix((np.ones(len(broader_edges)), ([a for a, _ in broader_edges], [b for _, b in broader_edges])), shape=(concepts, concepts))
         lifted = (matrix @ up) * o["broader"]
         matrix = matrix.maximum(lifted)
     if o["norm"] == "cosine":

@@ -70,8 +70,8 @@ def sample_graph(links: dict[str, list[tuple[str, str, int]]] = LINKS, titles: d
     return build_graph(papers, entities, CONCEPTS)
 
 
-def expected_scores(query: str, links=LINKS, proposed: float = 2.0) -> dict[str, float]:
-    """Cosine of role × 2m/(m+1) × ln(1 + N/df) vectors, written out independently."""
+def expected_scores(query: str, links=LINKS, proposed: float = 1.5) -> dict[str, float]:
+    """Dot products of role × (1 + ln mentions) × ln(1 + N/df) vectors, written out independently."""
     df: dict[str, int] = {}
     for rows in links.values():
         for concept, _, _ in rows:
@@ -79,10 +79,7 @@ def expected_scores(query: str, links=LINKS, proposed: float = 2.0) -> dict[str,
     n = len(links)
 
     def vector(pid: str) -> dict[str, float]:
-        return {c: (proposed if role == "proposed" else 1.0) * (2 * m / (m + 1)) * math.log(1 + n / df[c]) for c, role, m in links[pid]}
-
-    def norm(v: dict[str, float]) -> float:
-        return math.sqrt(sum(x * x for x in v.values()))
+        return {c: (proposed if role == "proposed" else 1.0) * (1 + math.log(m)) * math.log(1 + n / df[c]) for c, role, m in links[pid]}
 
     q = vector(query)
     scores = {}
@@ -92,7 +89,7 @@ def expected_scores(query: str, links=LINKS, proposed: float = 2.0) -> dict[str,
         v = vector(pid)
         dot = sum(q[c] * v[c] for c in q if c in v)
         if dot:
-            scores[pid] = dot / (norm(q) * norm(v))
+            scores[pid] = dot
     return scores
 
 
@@ -142,13 +139,26 @@ def test_proposed_counts_more_than_used():
         "c": [("method/kan", "used", 1), ("method/llm", "used", 1)],
     }
     g = sample_graph(links, {k: f"Paper {k}" for k in links})
-    assert [r.id for r in kg.related(g, "a")] == ["c", "b"]  # c mirrors a exactly: cosine 1
-    assert kg.related(g, "a")[0].score == pytest.approx(1.0)
-    # Seen from a query that proposes it, a proposing neighbour outranks a using one.
-    links["d"] = [("method/kan", "proposed", 1)]
+    ranked = kg.related(g, "a")
+    assert [r.id for r in ranked] == ["b", "c"]  # b proposes what a uses; c only uses it
+    idf = math.log(1 + 3 / 3)
+    assert [r.score for r in ranked] == pytest.approx([1.5 * idf**2 + idf**2, 2 * idf**2])
+    assert [(x.concept, x.query_role, x.candidate_role) for x in ranked[0].reasons] == [
+        ("method/kan", "used", "proposed"),
+        ("method/llm", "used", "used"),
+    ]
+
+
+def test_mentions_count_logarithmically():
+    links = {
+        "q": [("method/kan", "used", 1)],
+        "once": [("method/kan", "used", 1)],
+        "thrice": [("method/kan", "used", 3)],
+    }
     g = sample_graph(links, {k: f"Paper {k}" for k in links})
-    ranked = kg.related(g, "d")
-    assert [r.id for r in ranked][0] == "b"
+    ranked = kg.related(g, "q")
+    assert [r.id for r in ranked] == ["thrice", "once"]
+    assert ranked[0].score == pytest.approx((1 + math.log(3)) * ranked[1].score)
 
 
 def test_rare_concepts_count_more():

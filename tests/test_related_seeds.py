@@ -91,7 +91,7 @@ def test_sparql_weighted_query_ranks_like_python(out, graph):
         rows = query(out, text, backend="oxigraph", bindings={"paperId": pid}).rows
         expected = kg.related(graph, pid, top=10)
         assert [row[1].value for row in rows] == [r.id for r in expected]
-        assert [float(row[3].value) for row in rows] == pytest.approx([r.score for r in expected], abs=1e-12)
+        assert [float(row[3].value) for row in rows] == pytest.approx([r.score for r in expected], rel=1e-12)
         assert [int(row[4].value) for row in rows] == [len(r.reasons) for r in expected]
 
 

@@ -1,15 +1,20 @@
 """Related work: rank papers by the concepts they share with a query paper, with reasons.
 
-Scoring is a cosine between weighted concept vectors. A paper's weight for a concept is
+Scoring: the weighted overlap (dot product) of two papers' concept vectors, where a
+paper's weight for a concept is
 
-    role (2 if the paper proposes it, 1 if it uses it) × tf × idf,
-    tf = 2m / (m + 1) for m mentions (1, 1.33, 1.5 … saturating at 2),  idf = ln(1 + N / df)
+    role × (1 + ln m) × idf,   role = 1.5 if the paper proposes the concept, 1 if it uses it,
+                               m = mentions of the concept in the paper's abstract,
+                               idf = ln(1 + N / df)   (N papers, df of them linked to the concept)
 
-so rare concepts count more than ubiquitous ones and what a paper *proposes* counts more
-than what it merely uses. (Every piece is SPARQL 1.1 arithmetic except ln, which
-``schemas/queries/related_weighted.rq`` computes by a series: the query ranks identically.) Each shared concept's term of the cosine is its contribution;
-the contributions of a result add up to its score and are its reasons, strongest first.
-Ties are broken by paper id, so the ranking is deterministic.
+so rare concepts count more than ubiquitous ones, a concept an abstract keeps returning to
+counts more than one it names in passing, and what a paper *proposes* counts more than what
+it merely uses. Each shared concept's product is its contribution; the contributions of a
+result add up to its score and are its reasons, strongest first. Ties are broken by paper
+id, so the ranking is deterministic. The choices (no length normalisation, log mentions,
+1.5 for proposed) come from ``bench/related_eval.py``, which prints the alternatives.
+Everything but ln is SPARQL 1.1 arithmetic, and ``schemas/queries/related_weighted.rq``
+computes ln by a series: it ranks identically.
 
 The ranking runs on a `RelatedIndex`: compact posting lists (concept → papers and paper →
 concepts) built from the networkx graph. `kg build` also writes the index next to
@@ -49,11 +54,11 @@ if TYPE_CHECKING:  # networkx is imported only by the graph fallback: it costs ~
 
 INDEX_FILE = "related.idx"
 INDEX_FORMAT = "kg-related-index"
-INDEX_VERSION = 2  # bump when the layout or the scoring formula changes: older indexes are then stale
+INDEX_VERSION = 3  # bump when the layout or the scoring formula changes: older indexes are then stale
 MAGIC = b"KGRELIDX"
 
 # Scoring parameters. They are stored in the index; an index written with other values is stale.
-SCORING: dict[str, float] = {"proposed": 2.0, "used": 1.0}
+SCORING: dict[str, float] = {"proposed": 1.5, "used": 1.0}
 
 CANDIDATES_SHOWN = 10
 Numbers = array.array | memoryview  # packed ints/doubles: built in memory, or viewed in a mapped file  # ambiguity / not-found messages list at most this many papers
@@ -113,8 +118,7 @@ def _idf(papers: int, df: int) -> float:
 
 def _term(code: int, idf: float, scoring: dict[str, float]) -> float:
     role_weight = scoring["proposed"] if code & 1 else scoring["used"]
-    mentions = code >> 1
-    return role_weight * (2.0 * mentions / (mentions + 1.0)) * idf
+    return role_weight * (1.0 + math.log(code >> 1)) * idf  # role × (1 + ln mentions) × idf
 
 
 class RelatedIndex:
@@ -122,7 +126,7 @@ class RelatedIndex:
 
     Papers and concepts are numbered in sorted-id order; ``concept_ptr``/``concept_papers``/
     ``concept_codes`` list each concept's papers (CSR), ``paper_ptr``/``paper_concepts``/
-    ``paper_codes`` each paper's concepts, and ``norms`` each paper's vector length.
+    ``paper_codes`` each paper's concepts.
     """
 
     def __init__(
@@ -139,7 +143,6 @@ class RelatedIndex:
         concept_ptr: Numbers,
         concept_papers: Numbers,
         concept_codes: Numbers,
-        norms: Numbers,
         scoring: dict[str, float],
         folded_titles: str | None = None,
     ) -> None:
@@ -154,7 +157,6 @@ class RelatedIndex:
         self.concept_ptr = concept_ptr
         self.concept_papers = concept_papers
         self.concept_codes = concept_codes
-        self.norms = norms
         self.scoring = dict(scoring)
         # All titles case-folded, one per line: a lookup is one C-speed scan of one string.
         self.folded_titles = "\n".join(titles).casefold() if folded_titles is None else folded_titles
@@ -182,9 +184,6 @@ class RelatedIndex:
 
         paper_ptr, paper_concepts, paper_codes = _csr(by_paper)
         concept_ptr, concept_papers, concept_codes = _csr(by_concept)
-        total = len(papers)
-        idf = [_idf(total, len(postings)) if postings else 0.0 for postings in by_concept]
-        norms = array.array("d", (math.sqrt(sum(_term(code, idf[c], scoring) ** 2 for c, code in sorted(row))) for row in by_paper))
         return cls(
             paper_ids=[data.get("id") or key.removeprefix("paper:") for key, data in papers],
             titles=[" ".join((data.get("title") or "").split()) for _, data in papers],  # one line each
@@ -197,7 +196,6 @@ class RelatedIndex:
             concept_ptr=concept_ptr,
             concept_papers=concept_papers,
             concept_codes=concept_codes,
-            norms=norms,
             scoring=scoring,
         )
 
@@ -207,7 +205,7 @@ class RelatedIndex:
     # arrays as raw little-endian bytes. Loading maps the file and views the arrays in place,
     # so a query reads only the postings it touches.
 
-    _ARRAYS = ("paper_ptr", "paper_concepts", "paper_codes", "concept_ptr", "concept_papers", "concept_codes", "norms")
+    _ARRAYS = ("paper_ptr", "paper_concepts", "paper_codes", "concept_ptr", "concept_papers", "concept_codes")
 
     def save(self, path: str | os.PathLike[str], *, graph_stamp: dict[str, Any] | None = None) -> Path:
         """Write the index atomically. `graph_stamp` (graph.json's content id) marks what it indexes."""
@@ -364,8 +362,7 @@ class RelatedIndex:
         """
         allowed = None if types is None else set(types)
         start, end = self.paper_ptr[paper], self.paper_ptr[paper + 1]
-        query_norm = self.norms[paper]
-        if query_norm == 0.0 or top < 1:
+        if start == end or top < 1:
             return []
         total = len(self.paper_ids)
         scoring, types_of = self.scoring, self.concept_types
@@ -376,7 +373,7 @@ class RelatedIndex:
                 continue
             c_start, c_end = self.concept_ptr[concept], self.concept_ptr[concept + 1]
             idf = _idf(total, c_end - c_start)
-            query_weight = _term(code, idf, scoring) / query_norm
+            query_weight = _term(code, idf, scoring)
             query_terms[concept] = (query_weight, code, idf)
             products: dict[int, float] = {}  # candidate's posting code -> weight product (few codes)
             get = dots.get
@@ -387,14 +384,13 @@ class RelatedIndex:
                     product = products[candidate_code] = query_weight * _term(candidate_code, idf, scoring)
                 dots[candidate] = get(candidate, 0.0) + product
         dots.pop(paper, None)
-        ids, norms = self.paper_ids, self.norms
-        scores = [(-dot / norms[candidate], ids[candidate], candidate) for candidate, dot in dots.items()]
+        ids = self.paper_ids
+        scores = [(-dot, ids[candidate], candidate) for candidate, dot in dots.items()]
         best = heapq.nsmallest(top, scores)  # score descending, then paper id: deterministic
         return [RelatedPaper(ids[n], self.titles[n], -negative, self._reasons(n, query_terms)) for negative, _, n in best]
 
     def _reasons(self, candidate: int, query_terms: dict[int, tuple[float, int, float]]) -> tuple[Reason, ...]:
         reasons = []
-        norm = self.norms[candidate]
         for i in range(self.paper_ptr[candidate], self.paper_ptr[candidate + 1]):
             concept = self.paper_concepts[i]
             term = query_terms.get(concept)
@@ -402,7 +398,7 @@ class RelatedIndex:
                 continue
             query_weight, query_code, idf = term
             code = self.paper_codes[i]
-            contribution = query_weight * _term(code, idf, self.scoring) / norm  # its share of the score
+            contribution = query_weight * _term(code, idf, self.scoring)  # its share of the score
             reasons.append(
                 Reason(
                     concept=self.concept_ids[concept],
