@@ -113,7 +113,7 @@ def oracle(graph, name: str, bindings: dict[str, str]) -> list[tuple[str, ...]]:
                     for task, _ in out:
                         if nodes[task]["type"] == "TASK":
                             groups[nodes[task]["label"], nodes[method]["label"]].add(paper)
-        rows = sorted(((t, m, len(p)) for (t, m), p in groups.items()), key=lambda r: (r[0], -r[2], r[1]))
+        rows = sorted(((t, m, len(p)) for (t, m), p in groups.items() if bindings.get("task", t) == t), key=lambda r: (r[0], -r[2], r[1]))
         return [(t, m, str(n)) for t, m, n in rows]
     subjects = {p: {v for _, v, d in graph.out_edges(p, data=True) if d["kind"] == "mentions"} for p in papers}
     by_id = {papers[p]["id"]: p for p in papers}
@@ -136,11 +136,20 @@ def _most_shared_pair(graph) -> tuple[str, str]:
     return max(((a, b) for a in ids for b in ids if a < b), key=lambda pair: (len(subjects[pair[0]] & subjects[pair[1]]), pair))
 
 
+def _most_used(graph, kind: str) -> str:
+    counts = defaultdict(int)
+    for _, v, _ in _links(graph):
+        if graph.nodes[v]["type"] == kind:
+            counts[graph.nodes[v]["label"]] += 1
+    return max(sorted(counts), key=lambda label: counts[label])
+
+
 def cases(graph) -> list[tuple[str, dict[str, str]]]:
     a, b = _most_shared_pair(graph)
     return [
         ("papers_using_dataset", {}),
-        ("papers_using_dataset", {"dataset": "offline dataset"}),
+        ("papers_using_dataset", {"dataset": _most_used(graph, "DATASET")}),
+        ("methods_per_task", {"task": _most_used(graph, "TASK")}),
         ("methods_per_task", {}),
         ("hardware_per_paper", {}),
         ("shared_concepts", {"paperA": a, "paperB": b}),
