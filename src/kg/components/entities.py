@@ -195,7 +195,8 @@ class EntityMerger:
             for vspan in vocab_spans:
                 # Adjectives around a curated term of the same type: keep the curated term.
                 if vspan.end == span.end and span.start < vspan.start and vspan.label_ == span.label_:
-                    if all(t.pos_ in ("ADJ", "ADV") for t in doc[span.start : vspan.start]):
+                    # Unless the extra words are nouns naming a kind ("edge GPU"): keep the curated term.
+                    if not all(t.pos_ in ("NOUN", "PROPN") or t.text == "-" for t in doc[span.start : vspan.start]):
                         return True
         return False
 

@@ -39,9 +39,11 @@ def _trim(doc: Doc, start: int, end: int) -> tuple[int, int]:
             break
     while start < end - 1:
         token = doc[start]
-        if token.lower_ in GENERIC_MODIFIERS and start + 3 < end and doc[start + 1].text == "-":
-            start += 3  # a generic compound: "high-quality", "real-time", "one-step", "long-range"
-            continue
+        if start + 3 < end and doc[start + 1].text == "-":
+            if token.lower_ in GENERIC_MODIFIERS or token.like_num:
+                start += 3  # a generic compound: "high-quality", "real-time", "one-step", "long-range"
+                continue
+            break  # a specific compound stays whole: "text-guided …", "PDE-constrained …"
         if (
             not any(ch.isalpha() for ch in token.text)
             or token.lower_ in GENERIC_MODIFIERS
