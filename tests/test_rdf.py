@@ -135,6 +135,16 @@ def test_every_iri_is_valid_for_awkward_text() -> None:
         ox.NamedNode(rdf.Iris().concept(text).value)
 
 
+def test_lone_surrogates_become_replacement_characters() -> None:
+    # JSON can carry "\ud800"; RDF literals must be valid Unicode, IRIs stay injective.
+    papers = [Paper(id="s\ud800", title="bad \ud800 title", abstract="text")]
+    graph = build_graph(papers, [], [])
+    parsed = parse(turtle_of(graph))
+    paper = URIRef(BASE + "paper/s%ED%A0%80")
+    assert parsed.value(paper, DCT.title) == Literal("bad \ufffd title")
+    assert parsed.value(paper, DCT.identifier) == Literal("s\ufffd")
+
+
 def test_base_is_configurable_and_checked() -> None:
     assert rdf.Iris("https://example.org/kg").paper("p1").value == "https://example.org/kg/paper/p1"
     with pytest.raises(ValueError):

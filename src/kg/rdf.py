@@ -81,6 +81,7 @@ TYPE_TERMS: dict[str, tuple[str, str]] = {
     "HARDWARE": ("Hardware", "usesHardware"),
 }
 
+_SURROGATES = re.compile("[\ud800-\udfff]")
 _MAX_SEGMENT = 120  # longer encoded ids are cut and suffixed with a hash of the full text
 _KEEP_SEGMENT = 80
 
@@ -177,7 +178,7 @@ def _text(value: Any) -> ox.Literal:
     try:
         return ox.Literal(text)
     except ValueError:
-        return ox.Literal(text.encode("utf-8", "surrogatepass").decode("utf-8", "replace"))
+        return ox.Literal(_SURROGATES.sub("\ufffd", text))
 
 
 def _decimal(value: float) -> ox.Literal:
