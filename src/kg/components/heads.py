@@ -15,7 +15,7 @@ _HEADS: dict[EntityType, str] = {
         collection lexicon wordnet knowledge-base""",
     "HARDWARE": """gpu tpu cpu npu ipu fpga asic chip processor accelerator microcontroller hardware device
         supercomputer workstation smartphone sensor qpu qubit chipset""",
-    "METRIC": """accuracy precision recall f1 f-score f-measure auc auroc auprc score metric perplexity
+    "METRIC": """accuracy recall f1 f-score f-measure auc auroc auprc score metric perplexity
         latency throughput bleu rouge meteor cider spice regret fid lpips psnr ssim
         mae mse rmse speedup error miou iou""",
     "TASK": """detection classification segmentation recognition generation translation retrieval prediction

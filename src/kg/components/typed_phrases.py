@@ -18,6 +18,7 @@ from kg.components.heads import GENERIC_HEADS, GENERIC_MODIFIERS, HEAD_TYPES, NO
 from kg.vocab import singularize
 
 SPAN_KEY = "kg_phrase"
+_WRAPPER_PLURALS = frozenset("methods approaches techniques strategies schemes".split())
 MAX_TOKENS = 6
 _SKIP_POS = {"DET", "PRON", "NUM", "PUNCT", "SYM", "SPACE", "CCONJ", "ADP", "PART", "AUX", "VERB", "ADV", "SCONJ"}
 _INNER_PUNCT = {"-", "/", "'", "’", "'s"}  # punctuation that may sit inside a name
@@ -95,6 +96,8 @@ class TypedPhraseDetector:
                 continue
             if any(t.lower_ in STOP_WORDS for t in modifiers):
                 continue
+            if head.lower_ != singularize(head.lower_) and head.lower_ in _WRAPPER_PLURALS and not any(t.pos_ == "PROPN" for t in modifiers):
+                continue  # "feature-based methods", "removal methods": a class of others' work, not a concept
             if singularize(head.lower_) in GENERIC_HEADS and has_pos and not any(t.pos_ in ("NOUN", "PROPN") for t in modifiers):
                 continue  # "hybrid approach", "larger models", "offline dataset": adjectives alone say too little
             spans.append(Span(doc, start, end, label=label))
