@@ -206,3 +206,9 @@ def test_seed_output_matches_the_schemas_and_offsets(nlp):
         assert set(concept.broader) <= concept_ids
     proposed = {m.text for e in resolution.entities for m in e.mentions if m.role == "proposed"}
     assert {"KAN-AD", "HippoRAG 2", "xLSTM 7B", "PNGBiO", "S-PNGBiO", "MedTok", "TetraJet", "RWKVQuant", "EQ-VAE"} <= proposed
+
+
+def test_coined_names_in_evaluation_contexts_are_datasets(nlp):
+    text = "Experiments on FooSet, BarQA and ZapBench show that our model outperforms BERT."
+    got = [(m.text, m.label) for m in extract_text(text, nlp=nlp).mentions]
+    assert got == [("FooSet", "DATASET"), ("BarQA", "DATASET"), ("ZapBench", "DATASET"), ("BERT", "METHOD")]

@@ -161,6 +161,7 @@ class EntityMerger:
             candidates.append(Candidate(span.start, span.end, span.label_, "noun_chunk", SCORES["noun_chunk"], normalize_key(span.text)))
 
         chosen = _select(candidates)
+        _type_evaluation_targets(chosen, doc)
         _adopt_list_types(chosen, doc)
         spans = []
         for cand in chosen:
@@ -216,6 +217,24 @@ def _select(candidates: list[Candidate]) -> list[Candidate]:
 
 
 _LIST_GLUE = {",", "and", "or", "as", "well", "&", ";"}
+_ON = {"on", "across", "including", "over"}
+_EVALUATION_WORDS = {"experiment", "evaluate", "evaluation", "benchmark", "dataset", "result", "test", "achieve", "outperform"}
+
+
+def _type_evaluation_targets(chosen: list[Candidate], doc: Doc) -> None:
+    """A coined name right after "on"/"across" in a sentence about experiments is a dataset:
+    "experiments on AWA2, CUB and SUN", "achieves state-of-the-art results on LongBench"."""
+    if not doc.has_annotation("SENT_START") and not doc.has_annotation("DEP"):
+        return
+    for cand in chosen:
+        if not cand.guessed or cand.start == 0:
+            continue
+        before = doc[max(0, cand.start - 2) : cand.start]
+        if not any(t.lower_ in _ON for t in before):
+            continue
+        sentence = doc[cand.start].sent
+        if any(t.lemma_.lower() in _EVALUATION_WORDS for t in sentence):
+            cand.label, cand.guessed, cand.score = "DATASET", False, DEFAULT_COINAGE_SCORE
 
 
 def _adopt_list_types(chosen: list[Candidate], doc: Doc) -> None:
