@@ -212,3 +212,9 @@ def test_coined_names_in_evaluation_contexts_are_datasets(nlp):
     text = "Experiments on FooSet, BarQA and ZapBench show that our model outperforms BERT."
     got = [(m.text, m.label) for m in extract_text(text, nlp=nlp).mentions]
     assert got == [("FooSet", "DATASET"), ("BarQA", "DATASET"), ("ZapBench", "DATASET"), ("BERT", "METHOD")]
+
+
+def test_no_coinages_from_shouting_text_citation_keys_or_two_letter_acronyms():
+    shouting = "WE STUDY LOCAL LEARNING RULES IN WELL-CONNECTED NETWORKS OF NEURONS [bats93] WITH HIGH CAPACITY."
+    assert find_coinages(shouting) == []
+    assert [m.text for m in extract_text("The VC dimension of NP problems with KAN-AD.").mentions] == ["KAN-AD"]

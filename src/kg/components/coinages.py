@@ -66,11 +66,24 @@ def _pieces(text: str):
             start += len(part) + 1
 
 
+_CITATION_KEY = re.compile(r"^[a-z]{3,}\d{2}$")  # "[bats93]" reference keys in old abstracts
+_WORD = re.compile(r"[A-Za-z]{4,}")
+
+
+def _shouting(text: str) -> bool:
+    """Text (or a long stretch of it) in capitals, as in some old abstracts: capitals mean nothing there."""
+    words = _WORD.findall(text)
+    return len(words) >= 8 and sum(w.isupper() for w in words) > 0.3 * len(words)
+
+
 def find_coinages(text: str) -> list[tuple[int, int]]:
     """Character spans of coined names in `text`."""
     spans = []
+    shouting = _shouting(text)
     for start, piece in _pieces(text):
-        if not _CANDIDATE.search(piece):
+        if not _CANDIDATE.search(piece) or _CITATION_KEY.match(piece):
+            continue
+        if shouting and piece.isupper():
             continue
         tail = _LOWER_TAIL.search(piece)
         if tail:

@@ -148,6 +148,8 @@ class EntityMerger:
                 label, key, vocab_id = entry.type, normalize_key(text), entry.id
             else:
                 key, vocab_id = normalize_key(text), None
+                if len(text) <= 2 and text.isupper():
+                    continue  # an undefined two-letter acronym ("VC", "NP", "MR"): too ambiguous to keep
                 label = _context_label(doc, span)
                 if label is None:
                     label, guessed = "METHOD", True

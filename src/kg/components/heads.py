@@ -81,6 +81,7 @@ GENERIC_MODIFIERS = frozenset(
     proposed presented introduced developed designed used adopted employed applied
     existing prevailing dominant mainstream emerging emergent rapid precise future minor basic deeper
     faster higher lower larger smaller stronger weaker richer cheaper easier harder broader wider
+    adaptive iterative detailed imperfect hopeless simple-to-implement efficiently
     robust costly expensive cheap practical realistic ideal idealized novel-ish extra compact unlabeled labeled
     """.split()
 )
