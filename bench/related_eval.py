@@ -71,6 +71,17 @@ def top_from_scores(scores: np.ndarray, query: int, ids: Sequence[str]) -> list[
     return head[:TOP]
 
 
+def versus(per_query: dict[str, np.ndarray], name: str, baseline: str) -> str:
+    """Mean paired nDCG@10 difference from the baseline, with a 95% bootstrap interval."""
+    if baseline not in per_query or name == baseline:
+        return ""
+    diff = per_query[name][:, 0] - per_query[baseline][:, 0]
+    rng = np.random.default_rng(0)
+    means = diff[rng.integers(0, len(diff), size=(2000, len(diff)))].mean(axis=1)
+    low, high = np.percentile(means, [2.5, 97.5])
+    return f"{diff.mean():+.4f} [{low:+.4f}, {high:+.4f}]"
+
+
 def tokenize(text: str, stop: frozenset[str]) -> list[str]:
     return [token for token in re.findall(r"(?u)\b\w\w+\b", text.lower()) if token not in stop]
 
@@ -159,16 +170,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     if worst > 1e-6:
         raise SystemExit("BM25 scores differ from rank_bm25")
 
-    print(f"\n{'method':<28} {'nDCG@10':>8} {'MAP@10':>8} {'s/query':>8}")
+    print(f"\n{'method':<28} {'nDCG@10':>8} {'MAP@10':>8} {'s/query':>8}   nDCG@10 − TF-IDF [95% CI]")
+    per_query: dict[str, np.ndarray] = {}
+    seconds: dict[str, float] = {}
     for name, ranker in rankers.items():
         tick = time.perf_counter()
-        ndcg = ap = 0.0
-        for q in queries:
-            n, a = metrics(ranker(q), relevant[q])
-            ndcg += n
-            ap += a
-        seconds = (time.perf_counter() - tick) / len(queries)
-        print(f"{name:<28} {ndcg / len(queries):>8.4f} {ap / len(queries):>8.4f} {seconds:>8.4f}")
+        per_query[name] = np.array([metrics(ranker(q), relevant[q]) for q in queries])
+        seconds[name] = (time.perf_counter() - tick) / len(queries)
+    for name in rankers:
+        ndcg, ap = per_query[name].mean(axis=0)
+        print(f"{name:<28} {ndcg:>8.4f} {ap:>8.4f} {seconds[name]:>8.4f}   {versus(per_query, name, 'TF-IDF cosine')}")
+    groups = sorted({venues[q] for q in queries})
+    print(f"\nnDCG@10 by venue of the query paper ({', '.join(f'{v} n={per_venue[v]}' for v in groups)}):")
+    for name in ("kg related", "TF-IDF cosine", "BM25"):
+        cells = [f"{v} {per_query[name][[venues[q] == v for q in queries], 0].mean():.4f}" for v in groups]
+        print(f"  {name:<26} " + "  ".join(cells))
     return 0
 
 
