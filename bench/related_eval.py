@@ -136,6 +136,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name, options in VARIANTS.items():
             matrix = concept_matrix(index, broader_edges=broader, **options)
             rankers[name] = lambda q, m=matrix: top_from_matrix(m, q)
+        rankers.update(structural_variants(concept_matrix(index, broader_edges=[]), ids))
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, TfidfVectorizer
 
     tfidf = TfidfVectorizer(stop_words="english", sublinear_tf=True).fit_transform(texts)
@@ -210,6 +211,46 @@ VARIANTS: dict[str, dict] = {
 HYBRID_WEIGHTS = (0.1, 0.2, 0.3)  # share of kg's (max-normalised) score in kg + TF-IDF hybrids
 
 
+def structural_variants(concepts, ids: Sequence[str]) -> dict[str, Callable[[int], list[int]]]:
+    """Graph-structure add-ons to kg's score (each max-normalised and added to it):
+    a two-hop walk (papers sharing concepts with kg's 50 best papers, weighted by their score)
+    and an SVD embedding of the cosine-normalised paper–concept matrix (200 dimensions)."""
+    from scipy.sparse.linalg import svds
+
+    unit = concept_matrix_normalised(concepts)
+    u, s, _ = svds(unit, k=200, random_state=0)
+    embedding = u * s
+    embedding /= np.maximum(np.linalg.norm(embedding, axis=1, keepdims=True), 1e-12)
+
+    def scaled(values: np.ndarray, q: int) -> np.ndarray:
+        values[q] = 0.0
+        return values / (values.max() or 1.0)
+
+    def two_hop(q: int) -> list[int]:
+        direct = scaled((concepts @ concepts[q].T).toarray().ravel(), q)
+        first = np.argsort(-direct, kind="stable")[:50]
+        walk = np.asarray(unit @ (unit[first].T @ direct[first])).ravel()
+        return top_from_scores(direct + 0.5 * scaled(walk, q), q, ids)
+
+    def with_svd(q: int) -> list[int]:
+        direct = scaled((concepts @ concepts[q].T).toarray().ravel(), q)
+        return top_from_scores(direct + 0.5 * scaled(np.maximum(embedding @ embedding[q], 0), q), q, ids)
+
+    return {
+        "  + 0.5 two-hop walk": two_hop,
+        "  SVD embedding alone": lambda q: top_from_scores(np.maximum(embedding @ embedding[q], 0), q, ids),
+        "  + 0.5 SVD embedding": with_svd,
+    }
+
+
+def concept_matrix_normalised(matrix):
+    from scipy.sparse import csr_matrix
+
+    lengths = np.sqrt(np.asarray(matrix.multiply(matrix).sum(axis=1)).ravel())
+    lengths[lengths == 0] = 1.0
+    return csr_matrix(matrix.multiply(1.0 / lengths[:, None]))
+
+
 def concept_matrix(index: RelatedIndex, *, broader_edges: list[tuple[int, int]], **options):
     """Rows: papers' weighted concept vectors, L2-normalised when norm="cosine"."""
     from scipy.sparse import csr_matrix
@@ -232,9 +273,7 @@ def concept_matrix(index: RelatedIndex, *, broader_edges: list[tuple[int, int]],
         lifted = (matrix @ up) * o["broader"]
         matrix = matrix.maximum(lifted)
     if o["norm"] == "cosine":
-        lengths = np.sqrt(np.asarray(matrix.multiply(matrix).sum(axis=1)).ravel())
-        lengths[lengths == 0] = 1.0
-        matrix = csr_matrix(matrix.multiply(1.0 / lengths[:, None]))
+        matrix = concept_matrix_normalised(matrix)
     return matrix.tocsr()
 
 
