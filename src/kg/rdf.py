@@ -517,10 +517,14 @@ def open_store(directory: str | os.PathLike[str], *, base: str = DEFAULT_BASE, c
 def _rebuild_store(graph: nx.DiGraph, store_dir: Path, stamp: dict[str, Any], *, base: str) -> ox.Store:
     tmp = store_dir.with_name(f".{store_dir.name}.{os.getpid()}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
-    store = to_store(graph, base=base, path=str(tmp))
-    store.flush()
-    del store  # closes RocksDB before the rename
-    (tmp / STAMP_FILE).write_text(json.dumps(stamp, sort_keys=True), encoding="utf-8")
+    try:
+        store = to_store(graph, base=base, path=str(tmp))
+        store.flush()
+        del store  # closes RocksDB before the rename
+        (tmp / STAMP_FILE).write_text(json.dumps(stamp, sort_keys=True), encoding="utf-8")
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     old = store_dir.with_name(f".{store_dir.name}.{os.getpid()}.old")
     if store_dir.exists():
         os.replace(store_dir, old)
