@@ -18,7 +18,7 @@ computes ln by a series: it ranks identically.
 
 The ranking runs on a `RelatedIndex`: compact posting lists (concept → papers and paper →
 concepts) built from the networkx graph. `kg build` also writes the index next to
-graph.json (``related.idx``, versioned JSON with packed arrays) so that `kg related`
+graph.json (``related.idx``: a versioned JSON header, then packed arrays) so that `kg related`
 answers without loading the whole graph — or networkx, or spaCy. A missing or stale
 index falls back to the graph; both paths run the same code on the same numbers, so they
 return the identical ranking.
@@ -37,11 +37,11 @@ import mmap
 import os
 import re
 import sys
-from types import ModuleType
 import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from kg.atomic import atomic_open
@@ -60,8 +60,8 @@ MAGIC = b"KGRELIDX"
 # Scoring parameters. They are stored in the index; an index written with other values is stale.
 SCORING: dict[str, float] = {"proposed": 1.5, "used": 1.0}
 
-CANDIDATES_SHOWN = 10
-Numbers = array.array | memoryview  # packed ints/doubles: built in memory, or viewed in a mapped file  # ambiguity / not-found messages list at most this many papers
+CANDIDATES_SHOWN = 10  # ambiguity / not-found messages list at most this many papers
+Numbers = array.array | memoryview  # packed ints: built in memory, or viewed in a mapped file
 
 
 @dataclass(frozen=True, slots=True)
