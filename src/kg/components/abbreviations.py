@@ -13,7 +13,7 @@ import re
 from spacy.language import Language
 from spacy.tokens import Doc, Span
 
-from kg.components.spans import CharIndex
+from kg.components.spans import CharIndex, has_pos
 
 SPAN_KEY = "kg_acronym"
 
@@ -155,13 +155,15 @@ class AbbreviationDetector:
     def __call__(self, doc: Doc) -> Doc:
         pairs = []
         group = []
-        index = CharIndex(doc)
-        for (s_start, s_end), (l_start, l_end) in find_definitions(doc.text):
+        definitions = find_definitions(doc.text)
+        index = CharIndex(doc) if definitions else None
+        tagged = has_pos(doc)
+        for (s_start, s_end), (l_start, l_end) in definitions:
             short = index.contract(s_start, s_end)
             long = index.contract(l_start, l_end)
             if short is None or long is None or len(short) == 0 or len(long) == 0:
                 continue
-            if doc.has_annotation("POS"):
+            if tagged:
                 # "we propose Personalized PageRank (PPR)": the long form starts after the last verb.
                 cut = max((t.i + 1 for t in long if _ends_preamble(t)), default=long.start)
                 long = doc[cut : long.end]

@@ -105,10 +105,12 @@ class CoinageDetector:
     def __call__(self, doc: Doc) -> Doc:
         spans = []
         last_end = -1
-        index = CharIndex(doc)
-        for start, end in find_coinages(doc.text):
+        text = doc.text  # Doc.text is rebuilt from the tokens on every access
+        found = find_coinages(text)
+        index = CharIndex(doc) if found else None
+        for start, end in found:
             span = index.span(start, end, expand=True)
-            if span is None or any(ch.isalnum() for ch in doc.text[span.start_char : start] + doc.text[end : span.end_char]):
+            if span is None or any(ch.isalnum() for ch in text[span.start_char : start] + text[end : span.end_char]):
                 continue  # the tokenizer glued the name to more text ("GD(1"): not a clean name
             if span.start >= last_end:
                 spans.append(Span(doc, span.start, span.end, label="COINAGE"))

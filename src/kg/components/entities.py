@@ -18,6 +18,7 @@ from spacy.tokens import Doc, Span
 
 from kg.components.abbreviations import SPAN_KEY as ACRONYM_KEY
 from kg.components.coinages import SPAN_KEY as COINAGE_KEY
+from kg.components.spans import has_dep, has_pos
 from kg.components.heads import HEAD_TYPES, NON_ENTITY_HEADS, STOP_WORDS, WRAPPER_HEADS
 from kg.components.typed_phrases import SPAN_KEY as PHRASE_KEY
 from kg.components.vocab_ruler import SPAN_KEY as VOCAB_KEY
@@ -87,7 +88,7 @@ def _context_label(doc: Doc, span: Span) -> str | None:
     if following.text == "," and span.end + 2 < len(doc) and doc[span.end + 1].lower_ in ("a", "an"):
         # Appositive: the first noun after "X, a …" names what X is.
         for token in doc[span.end + 2 : min(len(doc), span.end + 7)]:
-            if token.pos_ in ("NOUN", "PROPN") or not doc.has_annotation("POS"):
+            if token.pos_ in ("NOUN", "PROPN") or not has_pos(doc):
                 head = HEAD_TYPES.get(singularize(token.lower_))
                 if head is not None:
                     return head
@@ -194,7 +195,7 @@ class EntityMerger:
                 ch.isupper() for ch in doc[cand.start : cand.end].text
             ):
                 return True
-        if doc.has_annotation("POS"):
+        if has_pos(doc):
             for vspan in vocab_spans:
                 # Adjectives around a curated term of the same type: keep the curated term.
                 if vspan.end == span.end and span.start < vspan.start and vspan.label_ == span.label_:
@@ -226,7 +227,7 @@ _EVALUATION_WORDS = {"experiment", "evaluate", "evaluation", "benchmark", "datas
 def _type_evaluation_targets(chosen: list[Candidate], doc: Doc) -> None:
     """A coined name right after "on"/"across" in a sentence about experiments is a dataset:
     "experiments on AWA2, CUB and SUN", "achieves state-of-the-art results on LongBench"."""
-    if not doc.has_annotation("SENT_START") and not doc.has_annotation("DEP"):
+    if not has_dep(doc):
         return
     for cand in chosen:
         if not cand.guessed or cand.start == 0:

@@ -14,6 +14,7 @@ from spacy.language import Language
 from spacy.tokens import Doc, Span
 
 from kg.components.entities import SPAN_KEY
+from kg.components.spans import has_dep
 from kg.components.heads import NAMING_WORDS, PROPOSE_VERBS, SELF_SUBJECTS, WRAPPER_HEADS
 from kg.vocab import Vocabulary, load_vocabulary, singularize
 
@@ -45,14 +46,14 @@ class RoleDetector:
     def _triggers(self, doc: Doc) -> list[int]:
         """Token indices of "we propose"-like verbs (not "propose to")."""
         found = []
-        has_dep = doc.has_annotation("DEP")
+        parsed = has_dep(doc)
         for token in doc:
             lemma = token.lemma_.lower() if token.lemma_ else token.lower_
             if lemma not in PROPOSE_VERBS and token.lower_ not in PROPOSE_VERBS:
                 continue
             if token.i + 1 < len(doc) and doc[token.i + 1].lower_ == "to":
                 continue
-            if has_dep:
+            if parsed:
                 subjects = [c for c in token.children if c.dep_ == "nsubj"]
                 node = token
                 for _ in range(3):  # "we address X and propose Y", "this paper extends …, introducing Y"
@@ -68,7 +69,7 @@ class RoleDetector:
         return found
 
     def _clause_end(self, doc: Doc, trigger: int) -> int:
-        sent_end = doc[trigger].sent.end if doc.has_annotation("SENT_START") or doc.has_annotation("DEP") else len(doc)
+        sent_end = doc[trigger].sent.end
         limit = min(sent_end, trigger + MAX_CLAUSE_TOKENS)
         depth = 0
         for i in range(trigger + 1, limit):

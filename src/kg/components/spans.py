@@ -1,10 +1,24 @@
-"""Fast character → token mapping (``Doc.char_span`` scans every token on each call)."""
+"""Cheap per-doc helpers: character → token mapping and annotation checks.
+
+``Doc.char_span`` and ``Doc.has_annotation`` walk every token on each call; these don't.
+"""
 
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 
+from spacy.attrs import IDX, LENGTH
 from spacy.tokens import Doc, Span
+
+
+def has_pos(doc: Doc) -> bool:
+    """Tagged (the statistical pipeline ran): every token then has a POS."""
+    return len(doc) > 0 and doc[0].pos != 0
+
+
+def has_dep(doc: Doc) -> bool:
+    """Parsed: every token then has a dependency label."""
+    return len(doc) > 0 and doc[0].dep != 0
 
 
 class CharIndex:
@@ -12,8 +26,9 @@ class CharIndex:
 
     def __init__(self, doc: Doc) -> None:
         self.doc = doc
-        self.starts = [token.idx for token in doc]
-        self.ends = [token.idx + len(token) for token in doc]
+        array = doc.to_array([IDX, LENGTH]).tolist() if len(doc) else []
+        self.starts = [start for start, _ in array]
+        self.ends = [start + length for start, length in array]
 
     def span(self, start: int, end: int, *, expand: bool = False) -> Span | None:
         """Tokens covering [start, end): exactly aligned, or (expand) every token touching it."""

@@ -15,6 +15,7 @@ from spacy.language import Language
 from spacy.tokens import Doc, Span
 
 from kg.components.heads import GENERIC_HEADS, GENERIC_MODIFIERS, HEAD_TYPES, NON_ENTITY_HEADS, STOP_WORDS
+from kg.components.spans import has_dep, has_pos
 from kg.vocab import singularize
 
 SPAN_KEY = "kg_phrase"
@@ -31,7 +32,7 @@ def head_type(word: str) -> str | None:
 
 def _trim(doc: Doc, start: int, end: int) -> tuple[int, int]:
     """Drop generic modifiers, numbers and punctuation from the left of [start, end)."""
-    has_pos = doc.has_annotation("POS")
+    tagged = has_pos(doc)
     # Start after the last bracket, comma or conjunction: "(i.e., X) method", "A and B datasets".
     for i in range(end - 2, start - 1, -1):
         token = doc[i]
@@ -52,7 +53,7 @@ def _trim(doc: Doc, start: int, end: int) -> tuple[int, int]:
             or token.is_punct
             or token.is_space
             or token.like_num
-            or (has_pos and token.pos_ in _SKIP_POS)
+            or (tagged and token.pos_ in _SKIP_POS)
         ):
             start += 1
         else:
@@ -61,7 +62,7 @@ def _trim(doc: Doc, start: int, end: int) -> tuple[int, int]:
 
 
 def _chunks(doc: Doc) -> Iterable[tuple[int, int]]:
-    if doc.has_annotation("DEP"):
+    if has_dep(doc):
         for chunk in doc.noun_chunks:
             yield chunk.start, chunk.end
         return
@@ -84,7 +85,7 @@ class TypedPhraseDetector:
 
     def __call__(self, doc: Doc) -> Doc:
         spans = []
-        has_pos = doc.has_annotation("POS")
+        tagged = has_pos(doc)
         for chunk_start, chunk_end in _chunks(doc):
             head = doc[chunk_end - 1]
             label = head_type(head.text)
@@ -98,7 +99,7 @@ class TypedPhraseDetector:
                 continue
             if head.lower_ != singularize(head.lower_) and head.lower_ in _WRAPPER_PLURALS and not any(t.pos_ == "PROPN" for t in modifiers):
                 continue  # "feature-based methods", "removal methods": a class of others' work, not a concept
-            if singularize(head.lower_) in GENERIC_HEADS and has_pos and not any(t.pos_ in ("NOUN", "PROPN") for t in modifiers):
+            if singularize(head.lower_) in GENERIC_HEADS and tagged and not any(t.pos_ in ("NOUN", "PROPN") for t in modifiers):
                 continue  # "hybrid approach", "larger models", "offline dataset": adjectives alone say too little
             spans.append(Span(doc, start, end, label=label))
         doc.spans[SPAN_KEY] = spans
