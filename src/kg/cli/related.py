@@ -6,8 +6,12 @@ Reads ``GRAPH/related.idx`` (written by `kg build`) so it starts fast; never imp
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from kg.related import RelatedResult
 
 
 @click.command()
@@ -37,7 +41,8 @@ def related(paper: str, top: int, types: str | None, graph_dir: str, as_json: bo
         click.echo(render(result, max_reasons=max_reasons))
 
 
-def render(result, *, max_reasons: int) -> str:
+def render(result: RelatedResult, *, max_reasons: int) -> str:
+    """The text output: one line per related paper, its strongest reasons indented below."""
     lines = [f"Related to {result.query_id}: {result.query_title}"]
     if not result.results:
         lines.append("  (no paper shares a concept with it)")
