@@ -19,7 +19,6 @@ CDN, and its tooltips render node titles as HTML. Here:
 from __future__ import annotations
 
 import base64
-import difflib
 import hashlib
 import json
 import math
@@ -34,7 +33,7 @@ from urllib.parse import urlsplit
 import networkx as nx
 
 from kg.atomic import write_text
-from kg.errors import AmbiguousPaper, OutputError, PaperNotFound
+from kg.errors import OutputError
 from kg.graph import paper_key
 from kg.model import ENTITY_TYPES
 
@@ -125,24 +124,11 @@ def concept_paper_counts(graph: nx.DiGraph) -> dict[str, int]:
 
 
 def find_paper(graph: nx.DiGraph, query: str) -> str:
-    """The node key of the paper named by id (with or without ``paper:``) or a unique title fragment."""
-    for key in (query, paper_key(query)):
-        if graph.nodes.get(key, {}).get("kind") == "paper":
-            return key
-    needle = query.casefold().strip()
-    titles = {key: str(data.get("title") or "") for key, data in graph.nodes(data=True) if data.get("kind") == "paper"}
-    matches = sorted(key for key, title in titles.items() if needle and needle in title.casefold())
-    if len(matches) == 1:
-        return matches[0]
-    if matches:
-        exact = [key for key in matches if titles[key].casefold() == needle]
-        if len(exact) == 1:
-            return exact[0]
-        shown = tuple(f"{key.removeprefix('paper:')}: {titles[key]}" for key in matches[:10])
-        raise AmbiguousPaper(f"{query!r} matches {len(matches)} papers: " + "; ".join(shown), candidates=shown)
-    close = difflib.get_close_matches(query, list(titles.values()), n=3, cutoff=0.5)
-    hint = f"; closest titles: {'; '.join(close)}" if close else ""
-    raise PaperNotFound(f"no paper {query!r} in the graph{hint}", suggestions=tuple(close))
+    """The node key of the paper named by id, title or title fragment, found as `kg related` finds it."""
+    from kg.related import index_of
+
+    index = index_of(graph)
+    return paper_key(index.paper_ids[index.resolve(query)])
 
 
 @dataclass(frozen=True)
