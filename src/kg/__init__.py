@@ -5,6 +5,9 @@ Public API (imports are lazy so reading a graph never loads spaCy)::
     import kg
     g = kg.load("out")                    # networkx.DiGraph written by `kg build`
     kg.related(g, "HippoRAG", top=10)     # [RelatedPaper(id, title, score, reasons), …]
+
+Building is `from kg.build import build` (`kg.build` is the module's name, so it cannot
+also be a lazy function here).
 """
 
 from __future__ import annotations
@@ -17,7 +20,6 @@ __version__ = "0.1.0"
 _LAZY = {
     "load": "kg.graph:load",
     "related": "kg.related:related",
-    "build": "kg.build:build",
     "read_corpus": "kg.ingest:read_corpus",
 }
 
