@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import shutil
+import signal
 import statistics
 import sys
 import tempfile
@@ -38,6 +39,25 @@ def timed(fn, *args, **kwargs):
     started = time.perf_counter()
     value = fn(*args, **kwargs)
     return value, time.perf_counter() - started
+
+
+class QueryTimeout(BaseException):  # not Exception: library code must not swallow it
+    pass
+
+
+def with_timeout(seconds: float, fn, *args):
+    """Run fn(*args), raising QueryTimeout after `seconds` (SIGALRM: rdflib is pure Python)."""
+
+    def expire(signum, frame):
+        raise QueryTimeout
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        return fn(*args)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def pick_bindings(graph) -> dict[str, list[dict[str, str]]]:
@@ -71,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="runs per query and backend (median reported)")
     parser.add_argument("--backends", default="oxigraph,oxigraph-disk,rdflib", help="comma-separated: oxigraph (in memory), oxigraph-disk (the store `kg sparql` caches), rdflib")
     parser.add_argument("--papers", type=int, default=None, help="use only the first N papers (by id) and what they link to")
+    parser.add_argument("--timeout", type=float, default=120.0, help="give up on a query after this many seconds (rdflib can take many minutes)")
     parser.add_argument("--rdflib-max-triples", type=int, default=3_000_000, help="skip rdflib above this many triples (it needs ~1.5 GB and ~80 s per million)")
     args = parser.parse_args(argv)
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
@@ -132,15 +153,22 @@ def main(argv: list[str] | None = None) -> int:
                 for label, backend in loaded.items():
                     runs = []
                     for _ in range(max(1, args.repeat)):
-                        result, seconds = timed(backend.query, examples[name], bindings)
+                        try:
+                            result, seconds = timed(with_timeout, args.timeout, backend.query, examples[name], bindings)
+                        except QueryTimeout:
+                            runs, result = [float("inf")], None
+                            break
                         runs.append(seconds)
                     times[label], results[label] = statistics.median(runs), result
                     worst[label] = max(worst.get(label, 0.0), times[label])
                 shown = (", ".join(f"{k}={v[:18]}" for k, v in bindings.items()) or "(none)")[:44]
-                rows = len(next(iter(results.values())).rows)
-                line = f"{name:<26} {shown:<44} {rows:>6}" + "".join(f" {times[b]:>15.3f}" for b in loaded)
+                rows = next((len(r.rows) for r in results.values() if r is not None), -1)
+                cell = lambda t: f" {t:>15.3f}" if t != float("inf") else f" {'>' + format(args.timeout, 'g') + ' s':>15}"  # noqa: E731
+                line = f"{name:<26} {shown:<44} {rows:>6}" + "".join(cell(times[b]) for b in loaded)
                 if both:
-                    line += f"  {times['rdflib'] / times['oxigraph']:>9.1f}×  {'yes' if results['rdflib'] == results['oxigraph'] else 'NO'}"
+                    same = "?" if None in (results["rdflib"], results["oxigraph"]) else ("yes" if results["rdflib"] == results["oxigraph"] else "NO")
+                    ratio = times["rdflib"] / times["oxigraph"]
+                    line += f"  {(format(ratio, '>9.1f') + '×') if ratio != float('inf') else '>' + format(args.timeout / times['oxigraph'], '.0f') + '×':>10}  {same}"
                 say(line)
         say("")
         for label, seconds in worst.items():
