@@ -1,6 +1,6 @@
 """`kg build` as a library call: run every stage in order and write ``out/``.
 
-Stages: ingest → extract (spaCy) → resolve (concepts) → graph → RDF → HTML.
+Stages: ingest → extract (spaCy) → resolve (concepts) → propagate (lexicon) → graph → RDF → HTML.
 Every file is written atomically; the returned `BuildSummary` is plain data.
 """
 
@@ -82,6 +82,7 @@ def build(
     from kg.extract import entities_record
     from kg.graph import build_graph, save
     from kg.pipeline import load_pipeline, pipeline_info
+    from kg.propagate import propagate
     from kg.resolve import resolve
     from kg.runner import CACHE_DIR, run_extraction
 
@@ -94,6 +95,7 @@ def build(
         progress=progress,
     )
     resolution = resolve(extractions)
+    resolution = propagate(corpus.papers, resolution)  # each concept found again wherever the corpus names it
     entities_path, concepts_path = out / ENTITIES_FILE, out / CONCEPTS_FILE
     write_jsonl(entities_path, [entities_record(p, e) for p, e in zip(corpus.papers, resolution.entities, strict=True)])
     write_jsonl(concepts_path, [concept.to_dict() for concept in resolution.concepts])

@@ -1,0 +1,422 @@
+"""Lexicon propagation: find every concept again wherever the corpus names it (no spaCy, fast).
+
+Extraction is per paper and misses things: it finds "graph neural network" in one abstract
+and not in another that says the same words. After `kg.resolve.resolve`, every concept's
+preferred and alternative labels form a corpus-wide lexicon; this stage looks each abstract
+up in it and adds a `Mention` (role "used", source "lexicon", score `LEXICON_SCORE`) for
+every further occurrence. That gives the graph the links extraction missed, so papers that
+name the same concept share it.
+
+Matching follows `kg.vocab.normalize_key`: case-insensitive, hyphen = space, the last word's
+plural folded ("Graph Neural Networks" finds "graph neural network"). Acronyms (LLM, GPT-4)
+match only in their exact case (a plural "s" allowed: LLMs). A match never:
+
+* overlaps a mention extraction already found (or another lexicon match: longest first),
+* starts inside a hyphenated word ("shot algorithm" is not in "one-shot algorithm"),
+* spans sentence punctuation, a URL, LaTeX or HTML (masked as in extraction).
+
+Left out of the lexicon: labels of fewer than four letters (acronyms: two), labels that
+start or end with a function word or are made only of generic words ("real-world datasets",
+"proposed method"), one-word labels that are not acronyms or curated terms, and labels
+that name more than one concept (e.g. an acronym that is a method in one paper and a metric
+in another). A paper's own acronym definitions win over the lexicon: if it already resolved
+"RL" to some concept, more "RL"s there go to the same concept.
+
+The abstract is tokenised once; from each word a candidate grows only while the lexicon has
+an entry starting with those words (a set of prefixes), so 35,000 abstracts take seconds
+(``bench/propagate.py``).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from collections import defaultdict
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from kg.extract import mask_markup
+from kg.model import Concept, EntityType, Mention, Paper, PaperEntities
+from kg.resolve import Resolution
+from kg.vocab import Vocabulary, is_acronym, load_vocabulary, normalize_key, singularize
+
+LEXICON_SOURCE = "lexicon"
+LEXICON_SCORE = 0.5  # below every extractor's score: found by string match alone, no context
+MIN_LETTERS = 4  # shorter non-acronym labels are too often other words
+MIN_ACRONYM_LETTERS = 2  # "3D", "X" are no names
+MAX_WORDS = 8  # longer labels practically never recur verbatim
+
+# A word and what follows it. Inner dots and apostrophes stay in the word (Llama 3.1, BERT's);
+# one hyphen or only spaces may join it to the next word of the same name.
+_WORD = re.compile(r"(\w+(?:[.'’]\w+)*)([-\u2010-\u2013\u2212]|\s+)?")
+_HYPHENS = "-\u2010\u2011\u2012\u2013\u2212"
+_POSSESSIVE = ("'s", "’s", "'S", "’S")
+_SENTENCE_END = re.compile(r"[.!?](?=\s+[\"'(\[]?[A-Z0-9])")
+
+# Words a name never starts or ends with (function words, and the verbs of an abstract's claims).
+EDGE_WORDS = frozenset(
+    """a an the this that these those its their our his her my your which what whose each every all both any
+    some few several many most more much other another such same and or nor but yet so of for in on at to from
+    by with without via into onto over under between among as than then is are was were be been being we us it
+    they them also not no only very well thus hence however while propose proposes proposed present presents
+    introduce introduces show shows demonstrate demonstrates use uses using achieve achieves provide provides
+    develop develops can could may might will would should must""".split()
+)
+# Words that say nothing on their own: a label made only of these (and edge words) names no
+# concept worth finding again ("state of the art", "proposed method", "real-world dataset").
+GENERIC_WORDS = frozenset(
+    """algorithm network model method approach framework technique architecture mechanism layer module system
+    pipeline procedure scheme strategy paradigm formulation objective loss representation learning training
+    tuning inference task problem process dataset data benchmark corpus collection device hardware score
+    metric rate ratio error distance similarity correlation control reasoning adaptation generalization
+    modeling modelling understanding planning discovery mining analysis function feature performance result
+    experiment evaluation set sample input output value parameter variable structure information knowledge
+    art state world real novel new proposed existing efficient effective standard popular simple robust strong
+    recent previous prior original current common typical traditional conventional general unified large small
+    scale high low quality level based baseline downstream public available synthetic multiple various
+    different first second two three one single difficult challenging important key hard easy natural question
+    good better best powerful accurate fast solution tool work study paper way case setting art""".split()
+)
+# Modifiers that say nothing about which thing is meant: extraction trims them from the left of
+# its phrases (`kg.components.heads.GENERIC_MODIFIERS`, not imported: that package loads spaCy),
+# so a label that still starts with one is a leftover ("specific task", "faster inference").
+# Kept out of this list: modifiers that start many real names (large language model, optimal
+# transport, multiple instance learning, long short-term memory, test-time adaptation).
+FIRST_WORD_STOP = frozenset(
+    """novel new proposed existing efficient effective popular simple recent previous prior original current
+    common typical traditional conventional powerful unified lightweight flexible scalable third final best
+    better good great key main major specific particular practical principled generic modern advanced
+    sophisticated improved well-known widely-used real-world diverse extensive comprehensive challenging
+    important underlying corresponding respective downstream above following alternative overall whole entire
+    additional further earlier fundamental promising significant considerable competitive public publicly
+    available high-quality synthetic huge accurate suboptimal superior inferior competing leading dozen
+    hundreds thousands millions numerous own certain given known unknown related relevant appropriate suitable
+    possible actual resulting preliminary theoretical substantial remarkable impressive broad narrow
+    complicated difficult crucial essential presented introduced developed designed used adopted employed
+    applied prevailing dominant mainstream emerging emergent rapid precise future minor basic deeper faster
+    higher lower larger smaller stronger weaker richer cheaper easier harder broader wider detailed costly
+    expensive cheap realistic idealized compact varying various different several many separate specialized
+    dedicated train trained training evaluation validation benchmark""".split()
+)
+# Words a following hyphen may join to a name without making it another name ("BERT-based").
+NAME_SUFFIXES = frozenset("based like style driven guided aware powered enhanced augmented inspired specific oriented centric".split())
+# Adverbs that start a description, not a name ("computationally efficient model").
+_ADVERB_ENDINGS = ("ally", "ively", "ously", "ently", "antly", "ably", "ibly", "ghly")
+
+
+@dataclass(frozen=True, slots=True)
+class Lexicon:
+    """Normalised word sequences → concept ids, one table per case policy.
+
+    ``phrases`` keys are lower case with the last word singular (as `normalize_key` folds);
+    ``exact`` keys keep their case (acronyms and camel-case names; a plural "s" removed from
+    an acronym: LLMs → LLM). The prefix sets hold every key's leading words (all but the
+    last), so a lookup extends a candidate only while some entry still fits.
+
+    Acronyms mean different things in different papers ("DP": differential privacy or dynamic
+    programming) and resolve gives each the majority meaning; so an acronym that is not a
+    curated alias is ``guarded``: it is looked for only where the paper already has its concept.
+    """
+
+    phrases: dict[str, str]
+    exact: dict[str, str]
+    phrase_prefixes: frozenset[str]
+    exact_prefixes: frozenset[str]
+    phrase_starts: frozenset[str]  # every key's first word: where a match can begin
+    exact_starts: frozenset[str]
+    guarded: frozenset[str] = frozenset()  # exact keys found only in papers already linked to their concept
+
+    def __len__(self) -> int:
+        return len(self.phrases) + len(self.exact)
+
+
+@functools.lru_cache(maxsize=65536)
+def _singular(lower: str) -> str:
+    return singularize(lower)
+
+
+def _exact(text: str) -> str:
+    """An acronym without its plural "s" (LLMs → LLM); other words unchanged."""
+    return text[:-1] if len(text) > 1 and text[-1] == "s" and not any(ch.islower() for ch in text[:-1]) else text
+
+
+class _Words:
+    """The words of a text, tokenised once: offsets, surfaces, lower-case forms, and how each
+    word is joined to the next (part of one name, and by a hyphen or not)."""
+
+    __slots__ = ("starts", "ends", "texts", "lowers", "joined", "hyphened")
+
+    def __init__(self, text: str) -> None:
+        found = list(_WORD.finditer(text))
+        texts = [m.group(1) for m in found]
+        gaps = [m.group(2) for m in found]
+        starts = [m.start() for m in found]
+        follows = [m.end() for m in found]  # where the word and its gap end
+        for k, word in enumerate(texts):
+            if ("'" in word or "’" in word) and word.endswith(_POSSESSIVE) and len(word) > 2:
+                texts[k], gaps[k] = word[:-2], None  # "BERT's model": BERT, and no name runs on
+        # Joined to the next word: a gap of spaces or one hyphen, and the next word right after it.
+        joined = [gap is not None and follow == start and "\n\n" not in gap for gap, follow, start in zip(gaps, follows, starts[1:])]
+        joined.append(False)
+        self.starts = starts
+        self.ends = [start + len(word) for start, word in zip(starts, texts)]
+        self.texts = texts
+        self.lowers = [w.lower() for w in texts] if text.isascii() else [unicodedata.normalize("NFKC", w).lower() for w in texts]
+        self.joined = joined
+        self.hyphened = [j and gap in _HYPHENS for j, gap in zip(joined, gaps)]
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def phrase_key(self, i: int, j: int) -> str:
+        """Key of words i..j-1: lower case, the last word singular."""
+        return " ".join([*self.lowers[i : j - 1], _singular(self.lowers[j - 1])])
+
+    def acronym_key(self, i: int, j: int) -> str:
+        return " ".join([*self.texts[i : j - 1], _exact(self.texts[j - 1])])
+
+
+def _label_words(label: str) -> _Words | None:
+    """The words of a label when they make up all of it as one name, else None."""
+    text = " ".join(label.split())
+    words = _Words(text)
+    if not len(words) or words.starts[0] != 0 or words.ends[-1] != len(text) or not all(words.joined[:-1]):
+        return None
+    return words
+
+
+def _worth_looking_for(words: _Words, *, exact: bool, curated: bool) -> bool:
+    lowers = words.lowers
+    letters = sum(ch.isalpha() for word in lowers for ch in word)
+    if lowers[0] in EDGE_WORDS or lowers[-1] in EDGE_WORDS:  # also acronyms that spell a word: IS, ON, WE
+        return False
+    if exact:
+        return letters >= MIN_ACRONYM_LETTERS and len(lowers) <= MAX_WORDS
+    if len(lowers) > MAX_WORDS or letters < MIN_LETTERS or lowers[0].endswith(_ADVERB_ENDINGS):
+        return False
+    if not curated and (lowers[0] in FIRST_WORD_STOP or _first_word(words) in FIRST_WORD_STOP):
+        return False
+    if all(w in GENERIC_WORDS or w in EDGE_WORDS or _singular(w) in GENERIC_WORDS or w.isdigit() for w in lowers):
+        return False
+    spaced = any(joined and not hyphened for joined, hyphened in zip(words.joined[:-1], words.hyphened[:-1]))
+    return spaced or curated  # one ordinary word ("pre-trained" too) is too often not the concept
+
+
+def _first_word(words: _Words) -> str:
+    """The first word with the words hyphened to it: "top-down" in "top-down approach"."""
+    end = 0
+    while words.hyphened[end]:
+        end += 1
+    return "-".join(words.lowers[: end + 1])
+
+
+def _camel_case(label: str) -> bool:
+    """One word with a capital past its first letter (ReAct, PageRank): a name, matched in its case."""
+    return " " not in label and any(ch.isupper() for ch in label[1:])
+
+
+def build_lexicon(concepts: Iterable[Concept], *, vocabulary: Vocabulary | None = None) -> Lexicon:
+    """The lexicon of `concepts`' labels.
+
+    A concept's labels are its preferred label, its alternative labels that are acronyms or
+    spell the same key (plural, case, hyphen variants) and, for curated concepts, the
+    vocabulary's aliases. Other alternative labels are long forms that resolve merged in
+    through an acronym and may belong to another concept that shares it ("linear discriminant
+    analysis" under LDA = latent Dirichlet allocation); they are not looked for.
+    Curated concepts may have one-word labels; others need two words or more.
+    """
+    vocabulary = vocabulary or load_vocabulary()
+    phrases: dict[str, set[str]] = defaultdict(set)
+    exact: dict[str, set[str]] = defaultdict(set)
+    trusted: set[str] = set()  # exact keys of curated labels and camel-case names
+    for concept in sorted(concepts, key=lambda c: c.id):
+        entry = vocabulary.get(concept.id)
+        own_key = normalize_key(concept.pref_label)
+        curated = {concept.pref_label, *entry.aliases} if entry else set()
+        labels = [concept.pref_label, *sorted(curated - {concept.pref_label})]
+        labels += [a for a in concept.alt_labels if is_acronym(a) or normalize_key(a) == own_key]
+        for label in labels:
+            words = _label_words(label)
+            if words is None:
+                continue
+            case_exact = is_acronym(label) or _camel_case(label)
+            if not _worth_looking_for(words, exact=case_exact, curated=entry is not None):
+                continue
+            if case_exact:
+                key = words.acronym_key(0, len(words))
+                exact[key].add(concept.id)
+                if label in curated or not is_acronym(label):
+                    trusted.add(key)
+            else:
+                phrases[words.phrase_key(0, len(words))].add(concept.id)
+    # A key naming several concepts is ambiguous (across types or not): it is left out.
+    unique_phrases = {key: min(ids) for key, ids in sorted(phrases.items()) if len(ids) == 1}
+    unique_exact = {key: min(ids) for key, ids in sorted(exact.items()) if len(ids) == 1}
+    return Lexicon(
+        unique_phrases,
+        unique_exact,
+        _prefixes(unique_phrases),
+        _prefixes(unique_exact),
+        frozenset(key.split(" ", 1)[0] for key in unique_phrases),
+        frozenset(key.split(" ", 1)[0] for key in unique_exact),
+        frozenset(unique_exact) - trusted,
+    )
+
+
+def _prefixes(keys: Iterable[str]) -> frozenset[str]:
+    """Every key's leading words: "a b c" → "a", "a b"."""
+    found = set()
+    for key in keys:
+        words = key.split(" ")
+        for k in range(1, len(words)):
+            found.add(" ".join(words[:k]))
+    return frozenset(found)
+
+
+@dataclass(frozen=True, slots=True)
+class LexiconMatch:
+    start: int
+    end: int
+    concept: str
+
+
+def find_matches(
+    text: str,
+    lexicon: Lexicon,
+    *,
+    taken: Sequence[tuple[int, int]] = (),
+    linked: Collection[str] = (),
+    acronyms: Mapping[str, str] | None = None,
+) -> list[LexiconMatch]:
+    """Lexicon occurrences in `text`, leftmost-longest, none overlapping `taken` spans or each other.
+
+    `linked` are the concepts the paper already has (where guarded acronyms may be found);
+    `acronyms` maps the paper's own acronyms (exact keys) to the concepts extraction resolved
+    them to here: a paper's own definitions win over the lexicon.
+    """
+    words = _Words(mask_markup(text))
+    phrase_starts, exact_starts = lexicon.phrase_starts, lexicon.exact_starts
+    hyphened, lowers, texts = words.hyphened, words.lowers, words.texts
+    found: list[LexiconMatch] = []
+    free = 0  # the first word not inside an earlier match
+    for i, lower in enumerate(lowers):
+        if i < free:
+            continue
+        if lower not in phrase_starts and texts[i] not in exact_starts:
+            if lower[-1] != "s" or (_singular(lower) not in phrase_starts and _exact(texts[i]) not in exact_starts):
+                continue  # no entry starts with this word (nor with its singular)
+        if i and hyphened[i - 1]:  # never from the middle of a hyphenated word
+            continue
+        for size, concept in _candidates(words, i, lexicon, linked, acronyms or {}):  # longest first
+            j = i + size
+            if hyphened[j - 1] and lowers[j] not in NAME_SUFFIXES:
+                continue  # the hyphenated word goes on: "model-free" is not "model"
+            start, end = words.starts[i], words.ends[j - 1]
+            if start and text[start - 1] in _HYPHENS:
+                break  # after a hyphen that masked markup hid: "$k$-NN" is no neural network
+            if not _overlaps(taken, start, end):
+                found.append(LexiconMatch(start, end, concept))
+                free = j
+                break
+    return found
+
+
+def _candidates(words: _Words, i: int, lexicon: Lexicon, linked: Collection[str], acronyms: Mapping[str, str]) -> list[tuple[int, str]]:
+    """(length in words, concept) of every entry that starts at word i, longest first
+    (an exact-case entry before a phrase of the same length)."""
+    found: list[tuple[int, str]] = []
+    head = ""  # words i..k-1, as a prefix key
+    for k in range(i, len(words)):
+        key = f"{head} {_exact(words.texts[k])}" if head else _exact(words.texts[k])
+        own = acronyms.get(key)  # the paper's own acronym: always its meaning here
+        concept = own or lexicon.exact.get(key)
+        if concept is not None and (own is not None or key not in lexicon.guarded or concept in linked):
+            found.append((k + 1 - i, concept))
+        head = f"{head} {words.texts[k]}" if head else words.texts[k]
+        if not words.joined[k] or head not in lexicon.exact_prefixes:
+            break
+    head = ""
+    for k in range(i, len(words)):
+        key = f"{head} {_singular(words.lowers[k])}" if head else _singular(words.lowers[k])
+        concept = lexicon.phrases.get(key)
+        if concept is not None:
+            found.append((k + 1 - i, concept))
+        head = f"{head} {words.lowers[k]}" if head else words.lowers[k]
+        if not words.joined[k] or head not in lexicon.phrase_prefixes:
+            break
+    found.sort(key=lambda item: -item[0])
+    return found
+
+
+def _overlaps(spans: Sequence[tuple[int, int]], start: int, end: int) -> bool:
+    return any(s < end and start < e for s, e in spans)  # few mentions per abstract: a scan is enough
+
+
+def _sentence(text: str, start: int, end: int, known: Sequence[tuple[int, int]]) -> tuple[int, int]:
+    """The sentence span around [start, end): a sentence extraction reported if one holds it,
+    else the stretch between sentence-ending punctuation, kept clear of the known sentences."""
+    for s, e in known:
+        if s <= start and end <= e:
+            return s, e
+    left = max((m.end() for m in _SENTENCE_END.finditer(text, 0, start)), default=0)
+    following = _SENTENCE_END.search(text, end)
+    right = following.end() if following else len(text)
+    left = max([left] + [e for _, e in known if e <= start])
+    right = min([right] + [s for s, _ in known if s >= end])
+    while left < start and text[left].isspace():
+        left += 1
+    while right > end and text[right - 1].isspace():
+        right -= 1
+    return left, right
+
+
+def propagate_paper(paper: Paper, entities: PaperEntities, lexicon: Lexicon, *, types: dict[str, EntityType]) -> PaperEntities:
+    """`entities` plus a lexicon mention for every further occurrence of a known concept."""
+    text = paper.abstract
+    taken = [(m.start, m.end) for m in entities.mentions]
+    acronyms: dict[str, str] = {}  # this paper's acronyms, as extraction resolved them here
+    for mention in entities.mentions:
+        words = _label_words(mention.text) if is_acronym(mention.text) else None
+        if words is not None:
+            acronyms.setdefault(words.acronym_key(0, len(words)), mention.concept)
+    linked = {mention.concept for mention in entities.mentions}
+    matches = find_matches(text, lexicon, taken=taken, linked=linked, acronyms=acronyms)
+    if not matches:
+        return entities
+    known = sorted({(m.sent_start, m.sent_end) for m in entities.mentions if m.sent_end > m.sent_start})
+    added = []
+    for match in matches:
+        if match.concept not in types:
+            continue
+        sent_start, sent_end = _sentence(text, match.start, match.end, known)
+        added.append(
+            Mention(
+                start=match.start,
+                end=match.end,
+                text=text[match.start : match.end],
+                label=types[match.concept],
+                concept=match.concept,
+                role="used",
+                source=LEXICON_SOURCE,
+                score=LEXICON_SCORE,
+                sent_start=sent_start,
+                sent_end=sent_end,
+            )
+        )
+    mentions = sorted((*entities.mentions, *added), key=lambda m: (m.start, m.end, m.concept))
+    return PaperEntities(entities.paper_id, tuple(mentions))
+
+
+def propagate(papers: Sequence[Paper], resolution: Resolution, *, lexicon: Lexicon | None = None) -> Resolution:
+    """`resolution` with every paper's further lexicon occurrences added (concepts unchanged).
+
+    `papers` and ``resolution.entities`` are parallel (as `kg build` makes them).
+    """
+    if len(papers) != len(resolution.entities):
+        raise ValueError(f"{len(papers)} papers but {len(resolution.entities)} entity records")
+    if lexicon is None:
+        lexicon = build_lexicon(resolution.concepts)
+    types = {concept.id: concept.type for concept in resolution.concepts}
+    entities = tuple(propagate_paper(p, e, lexicon, types=types) for p, e in zip(papers, resolution.entities, strict=True))
+    return Resolution(entities, resolution.concepts)
