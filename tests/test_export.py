@@ -101,3 +101,25 @@ def test_export_unwritable_output(built, capsys) -> None:
     blocker.write_text("x", encoding="utf-8")
     assert main(["export", "--graph", str(built), "-o", str(blocker / "sub" / "g.ttl")]) == ExitCode.OUTPUT_ERROR
     assert capsys.readouterr().err.startswith(f"Error: cannot write {blocker / 'sub' / 'g.ttl'}: ")
+
+
+def test_export_to_a_pipe_writes_in_place(built) -> None:
+    """A device or FIFO is written, never replaced (a rename over /dev/null would break it)."""
+    import os
+    import stat
+    import threading
+
+    fifo = built / "pipe"
+    os.mkfifo(fifo)
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
+    reader.start()
+    assert main(["export", "--graph", str(built), "-f", "nt", "-o", str(fifo)]) == 0
+    reader.join(timeout=30)
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert set(rdflib.Graph().parse(data=received[0].decode("utf-8"), format="nt")) == expected_triples()
+
+
+def test_export_to_a_folder_is_an_error(built, capsys) -> None:
+    assert main(["export", "--graph", str(built), "-o", str(built)]) == ExitCode.OUTPUT_ERROR
+    assert capsys.readouterr().err == f"Error: cannot write {built}: it is a folder\n"

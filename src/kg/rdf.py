@@ -384,10 +384,23 @@ class _Counter:
 def write_rdf(graph: nx.DiGraph, path: str | os.PathLike[str], *, format: RdfFormat = "ttl", base: str = DEFAULT_BASE) -> int:
     """Write the graph as Turtle, N-Triples or JSON-LD, atomically. Returns the triple count."""
     try:
-        with atomic_open(path, "wb") as handle:
+        with open_output(path) as handle:
             return serialize(graph, handle, format=format, base=base)
     except OSError as error:
         raise OutputError(f"cannot write {path}: {error.strerror or error}") from error
+
+
+def open_output(path: str | os.PathLike[str]) -> contextlib.AbstractContextManager[IO[bytes]]:
+    """Binary output: atomic for files; written in place for devices and pipes.
+
+    Renaming a temporary file over ``/dev/null`` or a FIFO would replace the device itself.
+    """
+    target = Path(path)
+    if target.is_dir():
+        raise OutputError(f"cannot write {path}: it is a folder")
+    if target.exists() and not target.is_file():
+        return open(target, "wb")  # noqa: SIM115 - returned as a context manager
+    return atomic_open(target, "wb")
 
 
 def shard_paths(path: str | os.PathLike[str], shards: int) -> list[Path]:
@@ -412,7 +425,7 @@ def write_nt_shards(graph: nx.DiGraph, path: str | os.PathLike[str], *, shards: 
     count = 0
     try:
         with contextlib.ExitStack() as stack:
-            handles = [stack.enter_context(atomic_open(p, "wb")) for p in paths]
+            handles = [stack.enter_context(open_output(p)) for p in paths]
             last_subject, index = None, 0
             for triple in triples(graph, base=base):
                 count += 1
@@ -557,7 +570,7 @@ def graphml_ready(graph: nx.DiGraph) -> nx.DiGraph:
 
 def write_graphml(graph: nx.DiGraph, path: str | os.PathLike[str]) -> None:
     try:
-        with atomic_open(path, "wb") as handle:
+        with open_output(path) as handle:
             nx.write_graphml(graphml_ready(graph), handle, encoding="utf-8")
     except OSError as error:
         raise OutputError(f"cannot write {path}: {error.strerror or error}") from error
