@@ -25,3 +25,17 @@ def test_crash_mid_write_keeps_the_previous_file_and_leaves_no_temporary(tmp_pat
             raise RuntimeError("crash")
     assert target.read_text() == "previous"
     assert [p.name for p in tmp_path.iterdir()] == ["graph.json"]
+
+
+def test_device_targets_are_written_in_place_not_replaced(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        write_text(fifo, "through the pipe")
+        assert os.read(reader, 100) == b"through the pipe"
+    finally:
+        os.close(reader)
+    assert stat.S_ISFIFO(fifo.stat().st_mode)  # still a pipe, not a regular file
+    write_text("/dev/null", "discarded")
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)

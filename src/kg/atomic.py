@@ -23,8 +23,14 @@ def _umask() -> int:
 def atomic_open(path: str | os.PathLike[str], mode: str = "w", *, encoding: str | None = "utf-8") -> Iterator[IO]:
     """Open a temporary file next to `path`; on clean exit it replaces `path` atomically."""
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
     binary = "b" in mode
+    if target.exists() and not target.is_file():
+        # A device or pipe (/dev/null, /dev/stdout, a FIFO): write straight to it; renaming a
+        # temporary file over it would replace the device with a regular file.
+        with open(target, mode, encoding=None if binary else encoding) as handle:
+            yield handle
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         # mkstemp makes the file private (0600); give it the permissions open() would have.
