@@ -7,7 +7,10 @@ graph) is relevant when it shares at least one normalised author keyword with th
 Every method ranks the same candidates for the same queries; keywords are never an input
 to any ranking. Prints nDCG@10 and MAP@10 (binary relevance).
 
-    .venv/bin/python bench/related_eval.py --graph /work/bench-data/graph-30k --queries 1000
+    .venv/bin/python -P bench/related_eval.py --graph /work/bench-data/graph-30k --queries 1000
+
+``--compare DIR`` adds kg's ranking on another graph of the same papers to the same run (e.g. the
+graph before lexicon propagation: ``bench/propagate.py --out`` writes the one after).
 
 Baselines: TF-IDF cosine over title + abstract (scikit-learn) and Okapi BM25 (rank-bm25's
 idf and parameters; scored with a sparse matrix product, checked against
@@ -24,6 +27,7 @@ import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -93,6 +97,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--check-bm25", type=int, default=20, help="queries on which BM25 is checked against rank_bm25")
     parser.add_argument("--variants", action="store_true", help="also score variants of kg's formula and kg + TF-IDF hybrids")
+    parser.add_argument("--compare", metavar="DIR", action="append", default=[],
+                        help="also rank with kg on another graph of the same papers (e.g. one built without a stage), same queries")
     args = parser.parse_args(argv)
 
     started = time.perf_counter()
@@ -131,6 +137,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     index_of_concept = {f"concept:{cid}": n for n, cid in enumerate(index.concept_ids)}
     number_of = {pid: n for n, pid in enumerate(ids)}
     rankers["kg related"] = lambda q: [number_of[r.id] for r in index.rank(q, top=TOP)]
+    for other in args.compare:
+        other_index = RelatedIndex.from_graph(kg.load(other))
+        if other_index.paper_ids != ids:
+            raise SystemExit(f"{other}: not the same papers as {args.graph}")
+        rankers[f"kg on {Path(other).name}"] = lambda q, o=other_index: [number_of[r.id] for r in o.rank(q, top=TOP)]
     if args.variants:
         broader = [(index_of_concept[u], index_of_concept[v]) for u, v, d in graph.edges(data=True) if d.get("kind") == "broader"]
         for name, options in VARIANTS.items():
@@ -183,7 +194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{name:<28} {ndcg:>8.4f} {ap:>8.4f} {seconds[name]:>8.4f}   {versus(per_query, name, 'TF-IDF cosine')}")
     groups = sorted({venues[q] for q in queries})
     print(f"\nnDCG@10 by venue of the query paper ({', '.join(f'{v} n={per_venue[v]}' for v in groups)}):")
-    for name in ("kg related", "TF-IDF cosine", "BM25"):
+    for name in ("kg related", *(f"kg on {Path(other).name}" for other in args.compare), "TF-IDF cosine", "BM25"):
         cells = [f"{v} {per_query[name][[venues[q] == v for q in queries], 0].mean():.4f}" for v in groups]
         print(f"  {name:<26} " + "  ".join(cells))
     return 0

@@ -61,7 +61,7 @@ EDGE_WORDS = frozenset(
     by with without via into onto over under between among as than then is are was were be been being we us it
     they them also not no only very well thus hence however while propose proposes proposed present presents
     introduce introduces show shows demonstrate demonstrates use uses using achieve achieves provide provides
-    develop develops can could may might will would should must""".split()
+    develop develops can could may might will would should must when where how why if whether""".split()
 )
 # Words that say nothing on their own: a label made only of these (and edge words) names no
 # concept worth finding again ("state of the art", "proposed method", "real-world dataset").
