@@ -9,17 +9,21 @@ name the same concept share it.
 
 Matching follows `kg.vocab.normalize_key`: case-insensitive, hyphen = space, the last word's
 plural folded ("Graph Neural Networks" finds "graph neural network"). Acronyms (LLM, GPT-4)
-match only in their exact case (a plural "s" allowed: LLMs). A match never:
+and camel-case names (ReAct, PageRank) match only in their exact case (a plural "s" allowed:
+LLMs). An acronym that is not a curated alias is looked for only in papers that already have
+its concept: resolve gives each acronym its majority meaning, and "DP" is differential privacy
+in one paper, dynamic programming in another. A match never:
 
 * overlaps a mention extraction already found (or another lexicon match: longest first),
 * starts inside a hyphenated word ("shot algorithm" is not in "one-shot algorithm"),
 * spans sentence punctuation, a URL, LaTeX or HTML (masked as in extraction).
 
 Left out of the lexicon: labels of fewer than four letters (acronyms: two), labels that
-start or end with a function word or are made only of generic words ("real-world datasets",
-"proposed method"), one-word labels that are not acronyms or curated terms, and labels
-that name more than one concept (e.g. an acronym that is a method in one paper and a metric
-in another). A paper's own acronym definitions win over the lexicon: if it already resolved
+start or end with a function word or a generic modifier, or are made only of generic words
+("real-world datasets", "proposed method", "specific task"), one-word labels that are not
+acronyms or curated terms, alternative labels that are another key's long form (merged in by
+an acronym), and labels that name more than one concept (e.g. an acronym that is a method in
+one paper and a metric in another). A paper's own acronym definitions win over the lexicon: if it already resolved
 "RL" to some concept, more "RL"s there go to the same concept.
 
 The abstract is tokenised once; from each word a candidate grows only while the lexicon has
@@ -76,7 +80,7 @@ GENERIC_WORDS = frozenset(
     recent previous prior original current common typical traditional conventional general unified large small
     scale high low quality level based baseline downstream public available synthetic multiple various
     different first second two three one single difficult challenging important key hard easy natural question
-    good better best powerful accurate fast solution tool work study paper way case setting art""".split()
+    good better best powerful accurate fast solution tool work study paper way case setting""".split()
 )
 # Modifiers that say nothing about which thing is meant: extraction trims them from the left of
 # its phrases (`kg.components.heads.GENERIC_MODIFIERS`, not imported: that package loads spaCy),
