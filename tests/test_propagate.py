@@ -170,3 +170,15 @@ def test_seed_build_has_valid_lexicon_mentions(tmp_path):
                 others = [o for o in record["entities"] if o is not m]
                 assert not any(o["start"] < m["end"] and m["start"] < o["end"] for o in others), m
     assert lexicon_mentions > 0
+
+
+def test_kg_extract_reports_the_same_mentions_as_kg_build(tmp_path, capsys):
+    from kg.build import build
+    from kg.cli import main
+
+    build([str(SEEDS)], tmp_path, no_cache=True)
+    assert main(["extract", str(SEEDS)]) == 0
+    extracted = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    built = [json.loads(line) for line in (tmp_path / "entities.jsonl").read_text().splitlines()]
+    assert extracted == built
+    assert any(e["source"] == LEXICON_SOURCE for record in extracted for e in record["entities"])

@@ -82,8 +82,7 @@ def build(
     from kg.extract import entities_record
     from kg.graph import build_graph, save
     from kg.pipeline import load_pipeline, pipeline_info
-    from kg.propagate import propagate
-    from kg.resolve import resolve
+    from kg.propagate import resolve_corpus
     from kg.runner import CACHE_DIR, run_extraction
 
     nlp = load_pipeline()
@@ -94,8 +93,8 @@ def build(
         dask_address=dask_address,
         progress=progress,
     )
-    resolution = resolve(extractions)
-    resolution = propagate(corpus.papers, resolution)  # each concept found again wherever the corpus names it
+    # Concepts across the corpus; each one then found again wherever the corpus names it.
+    resolution = resolve_corpus(corpus.papers, extractions)
     entities_path, concepts_path = out / ENTITIES_FILE, out / CONCEPTS_FILE
     write_jsonl(entities_path, [entities_record(p, e) for p, e in zip(corpus.papers, resolution.entities, strict=True)])
     write_jsonl(concepts_path, [concept.to_dict() for concept in resolution.concepts])

@@ -196,8 +196,8 @@ def extract_corpus(
     n_process: int = 1,
 ) -> tuple[list[Paper], Resolution]:
     """Extract every paper, then resolve concepts across them: (papers, resolution)."""
-    from kg.resolve import resolve
+    from kg.propagate import resolve_corpus
 
     papers = list(papers)
     extractions = list(extract_papers(papers, nlp=nlp, batch_size=batch_size, n_process=n_process))
-    return papers, resolve(extractions)
+    return papers, resolve_corpus(papers, extractions)

@@ -40,9 +40,9 @@ from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from kg.extract import mask_markup
+from kg.extract import PaperExtraction, mask_markup
 from kg.model import Concept, EntityType, Mention, Paper, PaperEntities
-from kg.resolve import Resolution
+from kg.resolve import Resolution, resolve
 from kg.vocab import Vocabulary, is_acronym, load_vocabulary, normalize_key, singularize
 
 LEXICON_SOURCE = "lexicon"
@@ -424,3 +424,11 @@ def propagate(papers: Sequence[Paper], resolution: Resolution, *, lexicon: Lexic
     types = {concept.id: concept.type for concept in resolution.concepts}
     entities = tuple(propagate_paper(p, e, lexicon, types=types) for p, e in zip(papers, resolution.entities, strict=True))
     return Resolution(entities, resolution.concepts)
+
+
+def resolve_corpus(papers: Sequence[Paper], extractions: Sequence[PaperExtraction]) -> Resolution:
+    """Corpus-wide concepts for per-paper extractions: `resolve`, then `propagate`.
+
+    The one sequence `kg build` and `kg extract` share, so both report the same mentions.
+    """
+    return propagate(papers, resolve(extractions))
