@@ -7,8 +7,10 @@ from kg.resolve import resolve
 from kg.vocab import concept_id, normalize_key
 
 
-def m(text: str, label: str = "METHOD", *, key: str | None = None, vocab: str | None = None, role: str = "used", start: int = 0) -> LocalMention:
-    return LocalMention(start, start + len(text), text, label, key or normalize_key(text), vocab, role, "test", 0.5, 0, 100)
+def m(
+    text: str, label: str = "METHOD", *, key: str | None = None, vocab: str | None = None, role: str = "used", start: int = 0, source: str = "test"
+) -> LocalMention:
+    return LocalMention(start, start + len(text), text, label, key or normalize_key(text), vocab, role, source, 0.5, 0, 100)
 
 
 def by_id(resolution):
@@ -80,3 +82,19 @@ def test_resolution_is_deterministic_and_sorted():
     assert [c.id for c in first.concepts] == sorted(c.id for c in first.concepts)
     assert first.concepts == second.concepts
     assert [e.paper_id for e in first.entities] == ["b", "a"]  # input order kept
+
+
+def test_a_papers_own_acronym_definition_beats_a_curated_acronym():
+    # "AE" is curated as autoencoder, but this paper defines AEs as adversarial examples.
+    own = PaperExtraction(
+        "p1",
+        (
+            m("adversarial examples", key="adversarial example", vocab="method/autoencoder", source="acronym"),
+            m("AEs", key="aes", vocab="method/autoencoder"),
+        ),
+        (Definition("AEs", "adversarial examples", "METHOD"),),
+    )
+    curated = PaperExtraction("p2", (m("AE", key="ae", vocab="method/autoencoder"),))
+    resolution = resolve([own, curated])
+    concepts = [[mention.concept for mention in entities.mentions] for entities in resolution.entities]
+    assert concepts == [["method/adversarial-example", "method/adversarial-example"], ["method/autoencoder"]]

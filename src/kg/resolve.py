@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from kg.extract import LocalMention, PaperExtraction
 from kg.model import ENTITY_TYPES, Concept, EntityType, Mention, PaperEntities
-from kg.vocab import Vocabulary, concept_id, is_acronym, load_vocabulary, normalize_key
+from kg.vocab import VocabEntry, Vocabulary, concept_id, is_acronym, load_vocabulary, normalize_key
 
 _SIZE_SUFFIX = re.compile(r"^(.+?) (?:\d+(?:\.\d+)?[bmkt]?|v\d+(?:\.\d+)*)$")
 MAX_ALT_LABELS = 25
@@ -40,20 +40,45 @@ def _acronym_table(extractions: list[PaperExtraction]) -> dict[str, tuple[str, E
     return {short: max(counter.items(), key=lambda kv: (kv[1], kv[0]))[0] for short, counter in sorted(votes.items())}
 
 
-def _group_of(mention: LocalMention, vocabulary: Vocabulary, acronyms: dict[str, tuple[str, EntityType]]) -> str:
-    """The merge group of a mention: a curated concept id, or ``key:<normalised key>``."""
-    if mention.vocab:
-        return mention.vocab
+def _group_of(
+    mention: LocalMention,
+    vocabulary: Vocabulary,
+    acronyms: dict[str, tuple[str, EntityType]],
+    defined_here: dict[str, str],
+) -> str:
+    """The merge group of a mention: a curated concept id, or ``key:<normalised key>``.
+
+    `defined_here` maps this paper's own acronyms to their long-form keys: a paper that
+    writes "adversarial examples (AEs)" means that, not the curated AE (autoencoder).
+    """
     key = mention.key
+    if is_acronym(mention.text) and normalize_key(mention.text) in defined_here:
+        key = defined_here[normalize_key(mention.text)]
+    if mention.vocab:
+        entry = vocabulary.get(mention.vocab)
+        own_definition = key != mention.key or mention.source == "acronym"
+        if entry is None or not own_definition or _names(entry, key):
+            return mention.vocab
+        return _curated_or_key(key, vocabulary)
     if is_acronym(mention.text) and normalize_key(mention.text) == key and key in acronyms:
         key = acronyms[key][0]  # an acronym this paper did not define, defined elsewhere
     entry = vocabulary.lookup(mention.text) if key == normalize_key(mention.text) else None
-    if entry is None:
-        for type_ in ENTITY_TYPES:
-            entry = vocabulary.by_key.get((type_, key))
-            if entry is not None:
-                break
-    return entry.id if entry is not None else f"key:{key}"
+    return entry.id if entry is not None else _curated_or_key(key, vocabulary)
+
+
+def _names(entry: VocabEntry, key: str) -> bool:
+    """Whether a curated entry's label or an alias is, or contains, the long form `key`
+    ("noisy intermediate-scale quantum" in "noisy intermediate-scale quantum device")."""
+    padded = f" {key} "
+    return any(padded in f" {normalize_key(name)} " for name in (entry.label, *entry.aliases))
+
+
+def _curated_or_key(key: str, vocabulary: Vocabulary) -> str:
+    for type_ in ENTITY_TYPES:
+        entry = vocabulary.by_key.get((type_, key))
+        if entry is not None:
+            return entry.id
+    return f"key:{key}"
 
 
 def _pick_label(surfaces: Counter[str]) -> str:
@@ -89,8 +114,9 @@ def resolve(extractions: Iterable[PaperExtraction], *, vocabulary: Vocabulary | 
     label_votes: dict[str, Counter[str]] = defaultdict(Counter)
     surfaces: dict[str, Counter[str]] = defaultdict(Counter)
     for p, extraction in enumerate(extractions):
+        defined_here = {normalize_key(d.short): normalize_key(d.long) for d in extraction.definitions}
         for m, mention in enumerate(extraction.mentions):
-            group = _group_of(mention, vocabulary, acronyms)
+            group = _group_of(mention, vocabulary, acronyms, defined_here)
             groups[p, m] = group
             label_votes[group][mention.label] += 1
             surfaces[group][mention.text] += 1
