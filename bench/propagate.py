@@ -26,7 +26,7 @@ from pathlib import Path
 from kg.atomic import atomic_open
 from kg.model import Concept, Mention, Paper, PaperEntities
 from kg.propagate import LEXICON_SOURCE, build_lexicon, propagate
-from kg.resolve import Resolution
+from kg.model import Resolution
 from kg.vocab import load_vocabulary
 
 
@@ -98,7 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if args.out:
         from kg.graph import build_graph, save
-        from kg.related import write_index
+        from kg.related_work import write_index
 
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
@@ -108,8 +108,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         graph = build_graph(papers, propagated.entities, propagated.concepts, meta=meta)
         save(graph, out)
         write_index(graph, out)
-        from kg.build import write_jsonl
-        from kg.extract import entities_record
+        from kg.builder import write_jsonl
+        from kg.concepts import entities_record
 
         write_jsonl(out / "entities.jsonl", [entities_record(p, e) for p, e in zip(papers, propagated.entities, strict=True)])
         for name in ("papers.jsonl", "concepts.jsonl"):

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from kg.errors import KgError
-from kg.related import open_index
+from kg.related_work import lookup_of, open_index
 
 
 def wall(command: list[str]) -> float:
@@ -54,7 +54,7 @@ def pick_queries(graph: str, count: int, seed: int) -> dict[str, list[str]]:
             continue
         fragment = " ".join(rng.sample(words, 3))
         try:
-            if index.resolve(fragment) == number:
+            if lookup_of(index).find(fragment) == number:
                 queries["title fragment"].append(fragment)
         except KgError:
             continue  # ambiguous: not a fair latency probe for the success path

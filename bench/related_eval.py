@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 import kg
-from kg.related import RelatedIndex
+from kg.related_work import RelatedIndex
 
 TOP = 10
 

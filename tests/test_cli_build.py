@@ -69,7 +69,7 @@ def test_seeds_build_into_out(capsys, tmp_path):
 
 def test_progress_reports_ingestion_and_later_stages(tmp_path):
     """`build` calls the progress callback; ingestion reports per file and ends at total/total."""
-    from kg.build import build
+    from kg.builder import build
 
     seen: list[tuple[str, int, int | None]] = []
     corpus = tmp_path / "c.jsonl"
@@ -97,7 +97,7 @@ def test_progress_bar_only_on_a_terminal(monkeypatch, capsys):
 
 def test_a_crash_mid_write_leaves_the_previous_output_intact(monkeypatch, tmp_path, corpus_file):
     """Ctrl-C while papers.jsonl is being written: the old file stays whole, no temporary file is left."""
-    import kg.build
+    import kg.builder
 
     out = tmp_path / "out"
     out.mkdir()
@@ -111,9 +111,9 @@ def test_a_crash_mid_write_leaves_the_previous_output_intact(monkeypatch, tmp_pa
             raise KeyboardInterrupt
         return json.dumps(record, **options)
 
-    monkeypatch.setattr(kg.build.json, "dumps", dumps_then_crash)
+    monkeypatch.setattr(kg.builder.json, "dumps", dumps_then_crash)
     with pytest.raises(KeyboardInterrupt):
-        kg.build.build([str(corpus_file)], out, skip_invalid=True)
+        kg.builder.build([str(corpus_file)], out, skip_invalid=True)
     assert (out / "papers.jsonl").read_text(encoding="utf-8") == previous
     assert sorted(os.listdir(out)) == ["papers.jsonl"]
 

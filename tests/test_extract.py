@@ -8,7 +8,9 @@ from hypothesis import strategies as st
 
 from kg.components.abbreviations import best_long_form, find_definitions
 from kg.components.coinages import find_coinages, is_coinage
-from kg.extract import PaperExtraction, extract_papers, extract_text, mask_markup
+from kg.extract import extract_papers, extract_text
+from kg.markup import mask_markup
+from kg.model import PaperExtraction
 from kg.model import Paper
 from kg.pipeline import load_pipeline
 
@@ -187,12 +189,14 @@ def test_seed_output_matches_the_schemas_and_offsets(nlp):
 
     import jsonschema
 
-    from kg.extract import entities_record, extract_corpus
+    from kg.concepts import entities_record, resolve_corpus
+    from kg.extract import extract_papers
     from kg.ingest import read_corpus
 
     root = Path(__file__).resolve().parents[1]
     schemas = {name: json.loads((root / "schemas" / f"{name}.schema.json").read_text()) for name in ("entities", "concept")}
-    papers, resolution = extract_corpus(read_corpus([str(root / "seeds")]).papers, nlp=nlp)
+    papers = list(read_corpus([str(root / "seeds")]).papers)
+    resolution = resolve_corpus(papers, list(extract_papers(papers, nlp=nlp)))
     assert len(papers) == 38
     concept_ids = {c.id for c in resolution.concepts}
     for paper, entities in zip(papers, resolution.entities, strict=True):

@@ -9,7 +9,7 @@ import pytest
 
 from kg.model import Concept, Mention, Paper, PaperEntities
 from kg.propagate import LEXICON_SCORE, LEXICON_SOURCE, build_lexicon, find_matches, propagate, propagate_paper
-from kg.resolve import Resolution
+from kg.model import Resolution
 from kg.vocab import Vocabulary
 
 SEEDS = Path(__file__).resolve().parents[1] / "seeds"
@@ -154,7 +154,7 @@ def test_deterministic():
 
 @pytest.mark.skipif(not SEEDS.is_dir(), reason="seeds/ not present")
 def test_seed_build_has_valid_lexicon_mentions(tmp_path):
-    from kg.build import build
+    from kg.builder import build
 
     build([str(SEEDS)], tmp_path)
     papers = {p["id"]: p for p in map(json.loads, (tmp_path / "papers.jsonl").read_text().splitlines())}
@@ -173,7 +173,7 @@ def test_seed_build_has_valid_lexicon_mentions(tmp_path):
 
 
 def test_kg_extract_reports_the_same_mentions_as_kg_build(tmp_path, capsys):
-    from kg.build import build
+    from kg.builder import build
     from kg.cli import main
 
     build([str(SEEDS)], tmp_path, no_cache=True)

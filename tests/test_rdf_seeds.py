@@ -29,7 +29,7 @@ HIPPORAG2 = "hipporag-2-a-framework-that-outperforms-standard-rag-b2523bf3"
 
 @pytest.fixture(scope="module")
 def out(tmp_path_factory) -> Path:
-    from kg.build import build
+    from kg.builder import build
 
     folder = tmp_path_factory.mktemp("seeds-out")
     summary = build([str(SEEDS)], folder)

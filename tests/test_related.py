@@ -19,7 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import kg
-from kg import related as rel
+from kg import related_work as rel
+from kg.lookup import PaperLookup
 from kg.cli import main
 from kg.errors import AmbiguousPaper, ExitCode, PaperNotFound
 from kg.graph import GRAPH_FILE, build_graph, content_id, save
@@ -206,25 +207,25 @@ def test_top_limits_and_no_concepts(graph):
     ],
 )
 def test_resolve(graph, query, expected):
-    index = rel.index_of(graph)
-    assert index.paper_ids[index.resolve(query)] == expected
+    lookup = rel.lookup_of(rel.index_of(graph))
+    assert lookup.paper_ids[lookup.find(query)] == expected
 
 
 def test_fragment_words_must_start_title_words(graph):
-    index = rel.index_of(graph)
+    lookup = PaperLookup.from_graph(graph)
     with pytest.raises(AmbiguousPaper) as error:
-        index.resolve("large language models")
+        lookup.find("large language models")
     assert error.value.candidates == ("p1", "p2", "p6", "p7")
     # "rag" starts "RAG" in p2 but is inside "HippoRAG" (p1): only p2 matches.
-    assert index.paper_ids[index.resolve("rag memory")] == "p2"
+    assert lookup.paper_ids[lookup.find("rag memory")] == "p2"
 
 
 def test_not_found_suggests_closest_titles(graph):
     with pytest.raises(PaperNotFound) as error:
-        rel.index_of(graph).resolve("kolmogrov arnlod netwrks")
+        PaperLookup.from_graph(graph).find("kolmogrov arnlod netwrks")
     assert error.value.suggestions == ("p4", "p5")  # equal WRatio scores: id order; others < 60
     with pytest.raises(PaperNotFound, match="^no paper matches 'zzzz qqqq', and no title is close to it$"):
-        rel.index_of(graph).resolve("zzzz qqqq")
+        PaperLookup.from_graph(graph).find("zzzz qqqq")
 
 
 # -- CLI -----------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import kg
-from kg import related as rel
+from kg import related_work as rel
 from kg.cli import main
 
 SEEDS = Path(__file__).resolve().parents[1] / "seeds"
@@ -23,7 +23,7 @@ SEEDS = Path(__file__).resolve().parents[1] / "seeds"
 
 @pytest.fixture(scope="module")
 def out(tmp_path_factory) -> Path:
-    from kg.build import build
+    from kg.builder import build
 
     folder = tmp_path_factory.mktemp("seeds")
     build([str(SEEDS)], folder)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kg.extract import Definition, LocalMention, PaperExtraction
+from kg.model import Definition, LocalMention, PaperExtraction
 from kg.resolve import resolve
 from kg.vocab import concept_id, normalize_key
 

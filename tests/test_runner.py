@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import kg.runner as runner
-from kg.build import build
+from kg.builder import build
 from kg.cache import CACHE_FILE
 from kg.ingest import read_corpus
 
@@ -118,3 +118,22 @@ def test_rebuild_uses_cache_and_shared_cache_folder(tmp_path):
         assert (tmp_path / "out1" / name).read_bytes() == (tmp_path / "out2" / name).read_bytes(), name
     default = build([str(SEEDS)], tmp_path / "out3")
     assert (tmp_path / "out3" / "cache" / CACHE_FILE).is_file() and default.extracted == 38
+
+
+def test_kg_extract_uses_the_cache_and_workers_like_kg_build(tmp_path, capsys, monkeypatch):
+    """`kg extract` runs the front half `kg build` runs: a build's cache serves it, and
+    -j 2 prints the same lines as one process."""
+    from kg.cli import main
+
+    monkeypatch.setattr(runner, "LOCAL_CHUNK", 5)
+    assert main(["extract", str(SEEDS), "-j", "2"]) == 0
+    in_processes = capsys.readouterr().out
+    assert main(["extract", str(SEEDS), "--cache", str(tmp_path / "cache")]) == 0
+    filled = capsys.readouterr().out
+    with sqlite3.connect(tmp_path / "cache" / CACHE_FILE) as db:
+        assert db.execute("SELECT count(*) FROM extraction").fetchone()[0] == 38
+    calls = []
+    monkeypatch.setattr(runner, "extract_papers", lambda papers: calls.append(len(papers)) or iter(()))
+    assert main(["extract", str(SEEDS), "--cache", str(tmp_path / "cache")]) == 0
+    assert capsys.readouterr().out == filled == in_processes
+    assert calls == [0]  # every paper came from the cache

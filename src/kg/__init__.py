@@ -5,9 +5,10 @@ Public API (imports are lazy so reading a graph never loads spaCy)::
     import kg
     g = kg.load("out")                    # networkx.DiGraph written by `kg build`
     kg.related(g, "HippoRAG", top=10)     # [RelatedPaper(id, title, score, reasons), …]
+    kg.build(["seeds/"], "out")           # BuildSummary; every stage, as `kg build` runs them
 
-Building is `from kg.build import build` (`kg.build` is the module's name, so it cannot
-also be a lazy function here).
+These are plain functions, imported on first use from the modules that define them
+(`kg.graph`, `kg.related_work`, `kg.builder`, `kg.ingest`); no module is named like them.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ __version__ = "0.1.0"
 
 _LAZY = {
     "load": "kg.graph:load",
-    "related": "kg.related:related",
+    "related": "kg.related_work:related",
+    "build": "kg.builder:build",
     "read_corpus": "kg.ingest:read_corpus",
 }
 

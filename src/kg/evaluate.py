@@ -153,10 +153,11 @@ def score(gold: Sequence[GoldDoc], predicted: Sequence[Iterable[Span]], *, gold_
 
 def evaluate_file(path: str | os.PathLike[str], *, mapping: Mapping = "scierc", nlp=None) -> EvalReport:
     """Run kg's extraction (and resolution) on the gold texts and score it."""
-    from kg.extract import extract_corpus
+    from kg.concepts import resolve_corpus
+    from kg.extract import extract_papers
 
     gold = load_gold(path, mapping=mapping)
     papers = [Paper(id=f"{i}:{doc.id}", title="", abstract=doc.text) for i, doc in enumerate(gold)]
-    _, resolution = extract_corpus(papers, nlp=nlp)
+    resolution = resolve_corpus(papers, list(extract_papers(papers, nlp=nlp)))
     predicted = [{(m.start, m.end, m.label) for m in entities.mentions} for entities in resolution.entities]
     return score(gold, predicted, gold_file=str(path))

@@ -35,6 +35,7 @@ import networkx as nx
 from kg.atomic import write_text
 from kg.errors import OutputError
 from kg.graph import paper_key
+from kg.lookup import PaperLookup
 from kg.model import ENTITY_TYPES
 
 HTML_FILE = "graph.html"
@@ -125,10 +126,8 @@ def concept_paper_counts(graph: nx.DiGraph) -> dict[str, int]:
 
 def find_paper(graph: nx.DiGraph, query: str) -> str:
     """The node key of the paper named by id, title or title fragment, found as `kg related` finds it."""
-    from kg.related import index_of
-
-    index = index_of(graph)
-    return paper_key(index.paper_ids[index.resolve(query)])
+    lookup = PaperLookup.from_graph(graph)
+    return paper_key(lookup.paper_ids[lookup.find(query)])
 
 
 @dataclass(frozen=True)

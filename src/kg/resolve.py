@@ -14,21 +14,13 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
 
-from kg.extract import LocalMention, PaperExtraction
-from kg.model import ENTITY_TYPES, Concept, EntityType, Mention, PaperEntities
+from kg.markup import EMPHASIS
+from kg.model import ENTITY_TYPES, Concept, EntityType, LocalMention, Mention, PaperEntities, PaperExtraction, Resolution
 from kg.vocab import VocabEntry, Vocabulary, concept_id, is_acronym, load_vocabulary, normalize_key
 
 _SIZE_SUFFIX = re.compile(r"^(.+?) (?:\d+(?:\.\d+)?[bmkt]?|v\d+(?:\.\d+)*)$")
 MAX_ALT_LABELS = 25
-_EMPHASIS = re.compile(r"\*\*|__|(?<![\w*])\*(?=\w)|(?<=\w)\*(?![\w*])")
-
-
-@dataclass(frozen=True)
-class Resolution:
-    entities: tuple[PaperEntities, ...]
-    concepts: tuple[Concept, ...]
 
 
 def _acronym_table(extractions: list[PaperExtraction]) -> dict[str, tuple[str, EntityType]]:
@@ -97,7 +89,7 @@ def _pick_label(surfaces: Counter[str]) -> str:
 
 def _display(label: str) -> str:
     """A label fit for display: markup emphasis removed; "Latent generative models" → "latent generative models"."""
-    label = " ".join(_EMPHASIS.sub("", label).split())
+    label = " ".join(EMPHASIS.sub("", label).split())
     words = label.split(" ")
     if len(words) > 1 and words[0][:1].isupper() and words[0][1:].islower() and all(w.islower() for w in words[1:]):
         label = label[:1].lower() + label[1:]

@@ -9,16 +9,14 @@ content and pipeline version (`kg.cache`); a changed pipeline simply misses.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
 
 from kg.cache import ExtractionCache, content_key
-from kg.extract import PaperExtraction, extract_papers
-from kg.model import Paper
+from kg.extract import extract_papers
+from kg.model import Paper, PaperExtraction, Progress
 from kg.pipeline import pipeline_version
-
-Progress = Callable[[str, int, "int | None"], None]
 
 CACHE_DIR = "cache"  # inside the output folder unless --cache says otherwise
 _FLUSH_EVERY = 1000  # papers per cache transaction: bounded memory, cheap commits

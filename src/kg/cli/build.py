@@ -10,7 +10,7 @@ import click
 from kg.cli.common import progress_reporter
 
 if TYPE_CHECKING:
-    from kg.build import BuildSummary
+    from kg.builder import BuildSummary
 
 SKIPPED_SHOWN = 20  # the summary lists this many skipped records, then counts the rest
 
@@ -40,7 +40,7 @@ def build(
     recognised by content), folders (every supported file inside, recursively, sorted)
     or `-` for JSON Lines on stdin. A progress bar shows on a terminal.
     """
-    from kg.build import build as run_build
+    from kg.builder import build as run_build
 
     with progress_reporter(enabled=not quiet) as progress:
         summary = run_build(

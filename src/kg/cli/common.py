@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
-# A progress callback: (stage description, items done, items total or None).
-Progress = Callable[[str, int, "int | None"], None]
+from kg.model import Progress
+
 
 
 @contextlib.contextmanager

@@ -12,19 +12,21 @@ import click
 @click.argument("inputs", nargs=-1, required=True)
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "table"]), default="jsonl", show_default=True, help="Output format.")
 @click.option("--skip-invalid", is_flag=True, help="Go on past malformed records.")
-def extract(inputs: tuple[str, ...], fmt: str, skip_invalid: bool) -> None:
+@click.option("-j", "--workers", type=click.IntRange(min=1), default=1, show_default=True, help="spaCy processes for extraction (output is identical for any N).")
+@click.option("--cache", "cache_dir", type=click.Path(file_okay=False), default=None, help="Extraction cache folder (e.g. a build's OUT/cache); none by default.")
+def extract(inputs: tuple[str, ...], fmt: str, skip_invalid: bool, workers: int, cache_dir: str | None) -> None:
     """Extract methods, datasets, hardware, metrics and tasks from the abstracts in INPUTS.
 
     INPUTS are files or folders (as for `kg build`) or `-` for JSON Lines on stdin. Per
     paper one JSON line {"id", "title", "entities": [{"start", "end", "text", "label",
     "concept", "role", "source", "score"}]}; offsets index the abstract as given.
     """
-    from kg.extract import entities_record, extract_corpus
+    from kg.concepts import entities_record, find_concepts
     from kg.ingest import read_corpus
 
     corpus = read_corpus(list(inputs), skip_invalid=skip_invalid, stdin=sys.stdin)
-    papers, resolution = extract_corpus(corpus.papers)
-    records = [entities_record(paper, entities) for paper, entities in zip(papers, resolution.entities, strict=True)]
+    found = find_concepts(corpus.papers, cache_dir=cache_dir, workers=workers)
+    records = [entities_record(paper, entities) for paper, entities in zip(corpus.papers, found.resolution.entities, strict=True)]
     if fmt == "jsonl":
         for record in records:
             click.echo(json.dumps(record, ensure_ascii=False))

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 if TYPE_CHECKING:
-    from kg.related import RelatedResult
+    from kg.related_work import RelatedResult
 
 
 @click.command()
@@ -28,7 +28,7 @@ def related(paper: str, top: int, types: str | None, graph_dir: str, as_json: bo
     proposed (not merely used) ones counting more; each result lists the shared
     concepts that explain its score, strongest first.
     """
-    from kg.related import find_related, parse_types
+    from kg.related_work import find_related, parse_types
 
     try:
         wanted = parse_types(types)

@@ -14,6 +14,7 @@ from spacy.language import Language
 from spacy.tokens import Doc, Span
 
 from kg.components.spans import CharIndex, has_pos
+from kg.words import LONG_FORM_EDGE_WORDS
 
 SPAN_KEY = "kg_acronym"
 
@@ -42,7 +43,6 @@ _WORD = re.compile(r"[^\s]+")
 _CLAUSE_END = re.compile(r"[.;:!?]\s|[()\[\]]")
 _DEFINITION_PREFIX = re.compile(r"^(?:a\.k\.a\.|aka|abbreviated|short for|or)\s*,?\s*", re.I)
 _RESTATEMENT = re.compile(r"^(?:i\.\s?e\.|e\.\s?g\.|cf\.|see)", re.I)  # "(i.e., PNGBiO)" names, not defines
-_STOP_EDGE = {"the", "a", "an", "of", "and", "or", "for", "in", "on", "to", "with", "by", "we", "our", "is", "are", "which", "that", "as"}
 
 
 def looks_like_short_form(text: str) -> bool:
@@ -96,8 +96,8 @@ def _valid_long(long: str, short: str) -> bool:
     return (
         len(long) > len(short)
         and len(words) >= 2 - (len(long) > 2 * len(short))
-        and words[0].lower() not in _STOP_EDGE
-        and words[-1].lower() not in _STOP_EDGE
+        and words[0].lower() not in LONG_FORM_EDGE_WORDS
+        and words[-1].lower() not in LONG_FORM_EDGE_WORDS
         and len(words) <= min(len(short) + 5, 2 * len(short))
     )
 

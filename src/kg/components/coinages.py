@@ -15,6 +15,7 @@ from spacy.language import Language
 from spacy.tokens import Doc, Span
 
 from kg.components.spans import CharIndex
+from kg.words import NOT_COINAGES
 
 SPAN_KEY = "kg_coinage"
 
@@ -26,16 +27,6 @@ _SUFFIX = re.compile(r"[ \-](?:\d{1,3}(?:\.\d)?[BMKT]|\d{1,2}(?:\.\d)?|v\d{1,2}(
 _CAMEL = re.compile(r"[a-z][A-Z]")
 _ROMAN = re.compile(r"^(?:I{1,3}|IV|VI{0,3}|IX|XI{0,3})$")
 _UNIT = re.compile(r"^\d+(?:\.\d+)?(?:[A-Za-z]{1,3}|[a-z]+)$")  # 3D, 10x, 4K, 5th, 100ms, 2nd
-
-# Capitalised short forms that are not entities of kg's types.
-NOT_COINAGES = frozenset(
-    """AI ML US USA UK EU UN II III IV PhD OK API APIs URL URLs PDF HTML JSON XML CSV SQL CEO ID IDs GitHub
-    YouTube LaTeX COVID COVID-19 SARS-CoV-2 DNA RNA HIV ICML NeurIPS NIPS ICLR CVPR ICCV ECCV ACL EMNLP NAACL
-    AAAI IJCAI KDD WWW SIGIR COLING AISTATS COLT UAI CoRL arXiv PMLR IEEE ACM NSF NIH DARPA USD IoT IT ICU
-    ER OR AND NOT IF FAQ TV PC PCs UI UX GUI CLI OS iOS CN EN FR DE ZH JA KO FP4 FP8 FP16 FP32 FP64 BF16 INT4 INT8
-    TF32 RGB RGB-D HD 4K LLM-based""".split()
-)
-
 
 def _coinlike(part: str) -> bool:
     letters = sum(ch.isalpha() for ch in part)

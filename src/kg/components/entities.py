@@ -19,7 +19,7 @@ from spacy.tokens import Doc, Span
 from kg.components.abbreviations import SPAN_KEY as ACRONYM_KEY
 from kg.components.coinages import SPAN_KEY as COINAGE_KEY
 from kg.components.spans import has_dep, has_pos
-from kg.components.heads import HEAD_TYPES, NON_ENTITY_HEADS, STOP_WORDS, WRAPPER_HEADS
+from kg.words import HEAD_TYPES, NON_ENTITY_HEADS, STOP_WORDS, WRAPPER_HEADS
 from kg.components.typed_phrases import SPAN_KEY as PHRASE_KEY
 from kg.components.vocab_ruler import SPAN_KEY as VOCAB_KEY
 from kg.vocab import Vocabulary, load_vocabulary, normalize_key, singularize

@@ -15,7 +15,7 @@ from spacy.tokens import Doc, Span
 
 from kg.components.entities import SPAN_KEY
 from kg.components.spans import has_dep
-from kg.components.heads import NAMING_WORDS, PROPOSE_VERBS, SELF_SUBJECTS, WRAPPER_HEADS
+from kg.words import NAMING_WORDS, PROPOSE_VERBS, SELF_SUBJECTS, WRAPPER_HEADS
 from kg.vocab import Vocabulary, load_vocabulary, singularize
 
 _NOVEL = {"novel", "new", "first", "simple", "general", "unified", "scalable", "lightweight", "principled", "large-scale"}

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from spacy.language import Language
 from spacy.tokens import Doc, Span
 
-from kg.components.heads import GENERIC_HEADS, GENERIC_MODIFIERS, HEAD_TYPES, NON_ENTITY_HEADS, STOP_WORDS
+from kg.words import GENERIC_HEADS, GENERIC_MODIFIERS, HEAD_TYPES, NON_ENTITY_HEADS, STOP_WORDS
 from kg.components.spans import has_dep, has_pos
 from kg.vocab import singularize
 

@@ -15,7 +15,7 @@ problems with a whole file (missing, unsupported, no abstract column) still rais
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import IO
 
 from kg.errors import DecodeFailed, EmptyCorpus, InputError
@@ -26,12 +26,10 @@ from kg.ingest.records import RawRecord, has_undecodable, to_paper
 from kg.ingest.sources import Format, Source, detect_format, expand, read_source
 from kg.ingest.table import read_table
 from kg.ingest.text import read_text
-from kg.model import Corpus, Paper
+from kg.model import Corpus, Paper, Progress
 
 __all__ = ["read_corpus"]
 
-# (stage, done, total or None), the same shape as `kg.build.Progress`.
-Progress = Callable[[str, int, "int | None"], None]
 PROGRESS_STAGE = "Reading corpus"
 
 

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import re
 
+from kg.words import TITLE_CLAUSE_WORDS, TITLE_PREPOSITIONS
+
 MAX_TITLE = 100
 
 # Markup that hides a name: $\texttt{CTRL}$, **TSV**, <em>X</em>.
@@ -33,17 +35,11 @@ _PROPOSAL = re.compile(
 )
 # Words after the verb and before the name: articles, adjectives, generic nouns ("a novel training method").
 _LEAD_WORD = re.compile(r"[a-z][a-z0-9\-]*,?|namely,?|called|dubbed|termed|named")
-# Prepositions and clause starters after which a name is no longer the thing proposed ("a method for LLMs").
-_STOP_WORDS = frozenset(
-    "for to of that which with in on by from as using via where while when whose and or but is are".split()
-)
 # A name: mixed case or several capitals/digits (KAN-AD, xLSTM, MedTok, TetraJet, GPT-4o), not a plain word.
 _NAME = re.compile(r"^(?=\S*[A-Z]\S*[A-Z0-9]|[a-z]+[A-Z])[A-Za-z][\w.\-+]*[\w+]$")
 # "(ACRO)" after its long form; the long form is found letter by letter (Schwartz & Hearst 2003).
 _ACRONYM_IN_PARENS = re.compile(r"\((?P<acro>[A-Za-z][\w\-+]*[\w+])\)")
 _MIN_DESCRIPTION = 4  # words; a shorter appositive ("a novel, …") runs on past its comma
-# Words that put a parenthesised acronym outside the proposed thing ("a method for question answering (QA)").
-_PREPOSITIONS = frozenset("for to of with in on by from using via that which where while when whose".split())
 _RELATIVE = re.compile(r"\s+(that|which|where|who|to|by|using)\s")
 _VERSION = re.compile(r"(?:v?\d[\w.]*|[IVX]+),?")  # "7B", "v2", "2.0", "II" after a name
 
@@ -110,7 +106,7 @@ def _from_acronym_definition(rest: str) -> tuple[int, str] | None:
         long_form = _long_form(head[: match.start()], acronym)
         if long_form:
             start = head.rfind(long_form, 0, match.start())
-            if any(word.strip(",").lower() in _PREPOSITIONS for word in head[:start].split()):
+            if any(word.strip(",").lower() in TITLE_PREPOSITIONS for word in head[:start].split()):
                 return None
             return start, _truncate(f"{acronym}: {_capitalise(long_form)}")
     return None
@@ -144,14 +140,14 @@ def _from_named_thing(rest: str, fallback: str) -> tuple[int, str] | None:
         bare = token.rstrip(",;:.")
         if _NAME.match(bare):
             after = tokens[index + 1 :]
-            if not token.endswith(",") and after and after[0].islower() and after[0].rstrip(",") not in _STOP_WORDS:
+            if not token.endswith(",") and after and after[0].islower() and after[0].rstrip(",") not in TITLE_CLAUSE_WORDS:
                 before.append(token)  # "a novel MCTS algorithm, X": MCTS qualifies a noun; keep looking
                 continue
             if not token.endswith(",") and after and _VERSION.fullmatch(after[0]):  # "xLSTM 7B, a …"
                 bare, token, after = f"{bare} {after[0].rstrip(',')}", after[0], after[1:]
             description = (_appositive(after) if token.endswith(",") else None) or _description_before(before)
             return rest.find(bare) + 1, _truncate(f"{bare}: {description or fallback}")
-        if bare.lower() in _STOP_WORDS or not _LEAD_WORD.fullmatch(token):
+        if bare.lower() in TITLE_CLAUSE_WORDS or not _LEAD_WORD.fullmatch(token):
             return None
         before.append(token)
     return None

@@ -101,3 +101,77 @@ PROPOSE_VERBS = frozenset(
 NAMING_WORDS = frozenset("called named dubbed termed coined namely".split())
 # Subjects of PROPOSE_VERBS that make the sentence about the paper's own contribution.
 SELF_SUBJECTS = frozenset("we paper work study article i".split())
+
+# -- lexicon propagation (`kg.propagate`): which labels are worth finding again ---------------
+
+# Words a name never starts or ends with (function words, and the verbs of an abstract's claims).
+EDGE_WORDS = frozenset(
+    """a an the this that these those its their our his her my your which what whose each every all both any
+    some few several many most more much other another such same and or nor but yet so of for in on at to from
+    by with without via into onto over under between among as than then is are was were be been being we us it
+    they them also not no only very well thus hence however while propose proposes proposed present presents
+    introduce introduces show shows demonstrate demonstrates use uses using achieve achieves provide provides
+    develop develops can could may might will would should must when where how why if whether""".split()
+)
+# Words that say nothing on their own: a label made only of these (and edge words) names no
+# concept worth finding again ("state of the art", "proposed method", "real-world dataset").
+# The generic heads, plus descriptors and nouns too vague to be a name by themselves.
+GENERIC_WORDS = GENERIC_HEADS | frozenset(
+    """accurate art available based baseline best better case challenging common conventional current
+    different difficult downstream easy effective efficient evaluation existing experiment fast feature first
+    function general good hard high important information input key knowledge large level low multiple
+    natural new novel one original output paper parameter performance popular powerful previous prior
+    proposed public quality question real recent result robust sample scale second set setting simple single
+    small solution standard state strong structure study synthetic three tool traditional two typical unified
+    value variable various way work world""".split()
+)
+# Modifiers that say nothing about which thing is meant, when a label starts with one: a
+# leftover of a description ("specific task", "faster inference"). Narrower than
+# GENERIC_MODIFIERS (which extraction trims): it leaves out modifiers that start many real
+# names (large language model, optimal transport, multiple instance learning, long short-term
+# memory, test-time adaptation).
+FIRST_WORD_STOP = frozenset(
+    """novel new proposed existing efficient effective popular simple recent previous prior original current
+    common typical traditional conventional powerful unified lightweight flexible scalable third final best
+    better good great key main major specific particular practical principled generic modern advanced
+    sophisticated improved well-known widely-used real-world diverse extensive comprehensive challenging
+    important underlying corresponding respective downstream above following alternative overall whole entire
+    additional further earlier fundamental promising significant considerable competitive public publicly
+    available high-quality synthetic huge accurate suboptimal superior inferior competing leading dozen
+    hundreds thousands millions numerous own certain given known unknown related relevant appropriate suitable
+    possible actual resulting preliminary theoretical substantial remarkable impressive broad narrow
+    complicated difficult crucial essential presented introduced developed designed used adopted employed
+    applied prevailing dominant mainstream emerging emergent rapid precise future minor basic deeper faster
+    higher lower larger smaller stronger weaker richer cheaper easier harder broader wider detailed costly
+    expensive cheap realistic idealized compact varying various different several many separate specialized
+    dedicated train trained training evaluation validation benchmark""".split()
+)
+# Words a following hyphen may join to a name without making it another name ("BERT-based").
+NAME_SUFFIXES = frozenset("based like style driven guided aware powered enhanced augmented inspired specific oriented centric".split())
+# Adverbs that start a description, not a name ("computationally efficient model").
+ADVERB_ENDINGS = ("ally", "ively", "ously", "ently", "antly", "ably", "ibly", "ghly")
+
+# -- acronym definitions (`kg.components.abbreviations`) --------------------------------------
+
+# Words a long form never starts or ends with ("the Transformer (TF)" defines "Transformer").
+LONG_FORM_EDGE_WORDS = frozenset("the a an of and or for in on to with by we our is are which that as".split())
+
+# -- coined names (`kg.components.coinages`) --------------------------------------------------
+
+# Capitalised short forms that are not entities of kg's types.
+NOT_COINAGES = frozenset(
+    """AI ML US USA UK EU UN II III IV PhD OK API APIs URL URLs PDF HTML JSON XML CSV SQL CEO ID IDs GitHub
+    YouTube LaTeX COVID COVID-19 SARS-CoV-2 DNA RNA HIV ICML NeurIPS NIPS ICLR CVPR ICCV ECCV ACL EMNLP NAACL
+    AAAI IJCAI KDD WWW SIGIR COLING AISTATS COLT UAI CoRL arXiv PMLR IEEE ACM NSF NIH DARPA USD IoT IT ICU
+    ER OR AND NOT IF FAQ TV PC PCs UI UX GUI CLI OS iOS CN EN FR DE ZH JA KO FP4 FP8 FP16 FP32 FP64 BF16 INT4 INT8
+    TF32 RGB RGB-D HD 4K LLM-based""".split()
+)
+
+# -- derived titles (`kg.ingest.titles`) ------------------------------------------------------
+
+# Prepositions and clause starters after which a name is no longer the thing proposed ("a method for LLMs").
+TITLE_CLAUSE_WORDS = frozenset(
+    "for to of that which with in on by from as using via where while when whose and or but is are".split()
+)
+# Words that put a parenthesised acronym outside the proposed thing ("a method for question answering (QA)").
+TITLE_PREPOSITIONS = frozenset("for to of with in on by from using via that which where while when whose".split())

@@ -1,4 +1,4 @@
-"""`kg build` as a library call: run every stage in order and write ``out/``.
+"""`kg build` as a library call (`kg.build`): run every stage in order and write ``out/``.
 
 Stages: ingest → extract (spaCy) → resolve (concepts) → propagate (lexicon) → graph → RDF → HTML.
 Every file is written atomically; the returned `BuildSummary` is plain data.
@@ -10,7 +10,7 @@ import json
 import os
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -18,8 +18,7 @@ from typing import IO
 
 from kg.atomic import atomic_open
 from kg.ingest import read_corpus
-
-Progress = Callable[[str, int, "int | None"], None]
+from kg.model import Progress
 
 PAPERS_FILE = "papers.jsonl"
 ENTITIES_FILE = "entities.jsonl"
@@ -78,23 +77,21 @@ def build(
     write_jsonl(papers_path, [paper.to_dict() for paper in corpus.papers])
     outputs.append(str(papers_path))
 
-    # Extract (spaCy, per paper) → resolve (corpus-wide concepts) → graph.
-    from kg.extract import entities_record
+    # Extract (spaCy, per paper) → resolve (corpus-wide concepts) → propagate → graph.
+    from kg.concepts import entities_record, find_concepts
     from kg.graph import build_graph, save
     from kg.pipeline import load_pipeline, pipeline_info
-    from kg.propagate import resolve_corpus
-    from kg.runner import CACHE_DIR, run_extraction
+    from kg.runner import CACHE_DIR
 
     nlp = load_pipeline()
-    extractions, extraction_stats = run_extraction(
+    found = find_concepts(
         corpus.papers,
         cache_dir=None if no_cache else (cache_dir if cache_dir is not None else out / CACHE_DIR),
         workers=workers,
         dask_address=dask_address,
         progress=progress,
     )
-    # Concepts across the corpus; each one then found again wherever the corpus names it.
-    resolution = resolve_corpus(corpus.papers, extractions)
+    resolution, extraction_stats = found.resolution, found.stats
     entities_path, concepts_path = out / ENTITIES_FILE, out / CONCEPTS_FILE
     write_jsonl(entities_path, [entities_record(p, e) for p, e in zip(corpus.papers, resolution.entities, strict=True)])
     write_jsonl(concepts_path, [concept.to_dict() for concept in resolution.concepts])
@@ -112,7 +109,7 @@ def build(
 
     outputs.append(write_html(graph, out / HTML_FILE).path)
     # The related-papers index, so `kg related` answers without loading graph.json.
-    from kg.related import write_index
+    from kg.related_work import write_index
 
     outputs.append(str(write_index(graph, out)))
     concepts_by_type = dict(sorted(Counter(concept.type for concept in resolution.concepts).items()))

@@ -35,18 +35,17 @@ import json
 import math
 import mmap
 import os
-import re
 import sys
 import weakref
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from kg.atomic import atomic_open
-from kg.errors import AmbiguousPaper, GraphNotFound, PaperNotFound
+from kg.errors import GraphNotFound
 from kg.graph import GRAPH_FILE, content_id  # kg.graph imports networkx only to make graphs
+from kg.lookup import PaperLookup, fold_titles, one_line, paper_id
 from kg.model import ENTITY_TYPES
 
 if TYPE_CHECKING:  # networkx is imported only by the graph fallback: it costs ~0.4 s
@@ -60,7 +59,6 @@ MAGIC = b"KGRELIDX"
 # Scoring parameters. They are stored in the index; an index written with other values is stale.
 SCORING: dict[str, float] = {"proposed": 1.5, "used": 1.0}
 
-CANDIDATES_SHOWN = 10  # ambiguity / not-found messages list at most this many papers
 Numbers = array.array | memoryview  # packed ints: built in memory, or viewed in a mapped file
 
 
@@ -158,9 +156,8 @@ class RelatedIndex:
         self.concept_papers = concept_papers
         self.concept_codes = concept_codes
         self.scoring = dict(scoring)
-        # All titles case-folded, one per line: a lookup is one C-speed scan of one string.
-        self.folded_titles = "\n".join(titles).casefold() if folded_titles is None else folded_titles
-        self._paper_number = {paper_id: number for number, paper_id in enumerate(paper_ids)}
+        # Stored with the index so that `kg.lookup` need not fold every title on each query.
+        self.folded_titles = fold_titles(titles) if folded_titles is None else folded_titles
 
     # -- construction -------------------------------------------------------------------
 
@@ -185,8 +182,8 @@ class RelatedIndex:
         paper_ptr, paper_concepts, paper_codes = _csr(by_paper)
         concept_ptr, concept_papers, concept_codes = _csr(by_concept)
         return cls(
-            paper_ids=[data.get("id") or key.removeprefix("paper:") for key, data in papers],
-            titles=[" ".join((data.get("title") or "").split()) for _, data in papers],  # one line each
+            paper_ids=[paper_id(key, data) for key, data in papers],
+            titles=[one_line(data.get("title")) for _, data in papers],
             concept_ids=[data.get("id") or key.removeprefix("concept:") for key, data in concepts],
             concept_labels=[data.get("label") or "" for _, data in concepts],
             concept_types=[data.get("type") or "" for _, data in concepts],
@@ -274,85 +271,6 @@ class RelatedIndex:
         )
         return index, header.get("graph")
 
-    # -- paper lookup ----------------------------------------------------------------------
-
-    def resolve(self, query: str) -> int:
-        """Find one paper: exact id > exact title > a fragment matching exactly one title.
-
-        Titles compare case-insensitively with whitespace collapsed. A fragment matches a
-        title when each of its words starts a word of the title, in any order ("anomaly
-        detection KAN" finds "KAN-AD: Time Series Anomaly Detection …").
-        Raises AmbiguousPaper (candidates listed) or PaperNotFound (closest titles listed).
-        """
-        text = query.strip()
-        number = self._paper_number.get(text.removeprefix("paper:"))
-        if number is not None:
-            return number
-        folded = _fold(text)
-        exact = self._exact_title_matches(folded)
-        if len(exact) == 1:
-            return exact[0]
-        if exact:
-            raise AmbiguousPaper(
-                self._list_message(f"{len(exact)} papers are titled {text!r}; give an id", exact),
-                candidates=tuple(self.paper_ids[n] for n in exact),
-            )
-        matches = self._fragment_matches(_words(folded))
-        if len(matches) == 1:
-            return matches[0]
-        if matches:
-            raise AmbiguousPaper(
-                self._list_message(f"{text!r} matches {len(matches)} papers; give an id or more of the title", matches),
-                candidates=tuple(self.paper_ids[n] for n in matches),
-            )
-        closest = self._closest(text)
-        if not closest:
-            raise PaperNotFound(f"no paper matches {text!r}, and no title is close to it")
-        raise PaperNotFound(
-            self._list_message(f"no paper matches {text!r}; closest titles", closest),
-            suggestions=tuple(self.paper_ids[n] for n in closest),
-        )
-
-    def _exact_title_matches(self, folded: str) -> list[int]:
-        """Papers whose folded title is exactly `folded`."""
-        text, found = self.folded_titles, []
-        for at, line in _lines_of(text, _occurrences(text, folded)):
-            end = at + len(folded)
-            if folded and (at == 0 or text[at - 1] == "\n") and (end == len(text) or text[end] == "\n"):
-                found.append(line)
-        return found
-
-    def _fragment_matches(self, words: list[str]) -> list[int]:
-        """Papers whose title has, for each word, a word starting with it (in any order)."""
-        if not words:
-            return []
-        text, found, checked = self.folded_titles, [], -1
-        longest, *others = sorted(set(words), key=lambda word: (-len(word), word))  # longest narrows fastest
-        for at, line in _lines_of(text, _word_starts(text, longest, 0, len(text))):
-            if line == checked:
-                continue
-            checked = line
-            start, end = text.rfind("\n", 0, at) + 1, text.find("\n", at)
-            end = len(text) if end < 0 else end
-            if all(any(_word_starts(text, word, start, end)) for word in others):
-                found.append(line)
-        return found
-
-    def _closest(self, text: str) -> list[int]:
-        """Up to five titles most like `text`: rapidfuzz partial_ratio ≥ 60 (the best-matching
-        stretch of the title, so a misspelt fragment still finds its paper)."""
-        from rapidfuzz import fuzz, process  # only on the not-found path
-
-        found = process.extract(_fold(text), self.folded_titles.split("\n"), scorer=fuzz.partial_ratio, limit=5, score_cutoff=60)
-        return [number for _, _, number in found]  # equal scores keep title (id) order
-
-    def _list_message(self, head: str, numbers: Sequence[int]) -> str:
-        """One line, then the candidates (id and title) in the given order, one per line."""
-        lines = [f"{head}:"] + [f"  {self.paper_ids[n]}  {self.titles[n]}" for n in numbers[:CANDIDATES_SHOWN]]
-        if len(numbers) > CANDIDATES_SHOWN:
-            lines.append(f"  … and {len(numbers) - CANDIDATES_SHOWN} more")
-        return "\n".join(lines)
-
     # -- ranking ---------------------------------------------------------------------------
 
     def rank(self, paper: int, *, top: int = 10, types: Iterable[str] | None = None) -> list[RelatedPaper]:
@@ -436,7 +354,7 @@ def related(graph: nx.DiGraph, paper: str, *, top: int = 10, types: Iterable[str
     >>> [(r.id, round(r.score, 3)) for r in kg.related(g, "HippoRAG", top=3)]
     """
     index = index_of(graph)
-    return index.rank(index.resolve(paper), top=top, types=_check_types(types))
+    return index.rank(lookup_of(index).find(paper), top=top, types=_check_types(types))
 
 
 def find_related(
@@ -444,9 +362,14 @@ def find_related(
 ) -> RelatedResult:
     """`kg related`: use ``DIR/related.idx`` when it matches ``DIR/graph.json``, else the graph."""
     index, source = open_index(directory)
-    number = index.resolve(paper)
+    number = lookup_of(index).find(paper)
     results = index.rank(number, top=top, types=_check_types(types))
     return RelatedResult(index.paper_ids[number], index.titles[number], tuple(results), source)
+
+
+def lookup_of(index: RelatedIndex) -> PaperLookup:
+    """Look-up over the index's papers, numbered as the index numbers them."""
+    return PaperLookup(index.paper_ids, index.titles, folded_titles=index.folded_titles)
 
 
 def open_index(directory: str | os.PathLike[str]) -> tuple[RelatedIndex, str]:
@@ -504,44 +427,6 @@ def _check_types(types: Iterable[str] | None) -> tuple[str, ...] | None:
     return names
 
 
-# -- helpers -------------------------------------------------------------------------------
-
-_WORD = re.compile(r"\w+")
-
-
-def _fold(text: str) -> str:
-    return " ".join(text.casefold().split())
-
-
-def _words(text: str) -> list[str]:
-    return _WORD.findall(text)
-
-
-def _occurrences(text: str, needle: str) -> Iterator[int]:
-    at = text.find(needle) if needle else -1
-    while at >= 0:
-        yield at
-        at = text.find(needle, at + 1)
-
-
-def _lines_of(text: str, positions: Iterable[int]) -> Iterator[tuple[int, int]]:
-    """(position, line number) for increasing positions, counting newlines as it goes."""
-    line, counted = 0, 0
-    for at in positions:
-        line += text.count("\n", counted, at)
-        counted = at
-        yield at, line
-
-
-def _word_starts(text: str, word: str, start: int, end: int) -> Iterator[int]:
-    """Positions in text[start:end] where `word` begins a word (str.find, then a boundary check)."""
-    at = text.find(word, start, end)
-    while at >= 0:
-        if at == 0 or not _WORD.match(text, at - 1):
-            yield at
-        at = text.find(word, at + 1, end)
-
-
 def _csr(rows: list[list[tuple[int, int]]]) -> tuple[array.array, array.array, array.array]:
     ptr, items, codes = array.array("q", [0]), array.array("i"), array.array("i")
     for row in rows:
@@ -550,15 +435,3 @@ def _csr(rows: list[list[tuple[int, int]]]) -> tuple[array.array, array.array, a
             codes.append(code)
         ptr.append(len(items))
     return ptr, items, codes
-
-
-class _CallableModule(ModuleType):
-    """`kg.related(g, paper)` is the public API, but importing this module (as the CLI and
-    `kg build` do) makes the attribute `kg.related` this module rather than the lazy function;
-    calling the module calls `related`, so both spellings keep working."""
-
-    def __call__(self, graph: nx.DiGraph, paper: str, *, top: int = 10, types: Iterable[str] | None = None) -> list[RelatedPaper]:
-        return related(graph, paper, top=top, types=types)
-
-
-sys.modules[__name__].__class__ = _CallableModule

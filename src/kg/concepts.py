@@ -1,0 +1,66 @@
+"""The front half of every build: papers → extractions → concepts → mentions found again.
+
+`find_concepts` runs per-paper extraction (from the cache where it can, the rest on worker
+processes or Dask: `kg.runner`), then the corpus-wide stages in order: `kg.resolve`
+merges mentions into concepts, `kg.propagate` finds every concept again wherever the corpus
+names it. `kg build` and `kg extract` both call it, so they report the same mentions.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kg.model import Paper, PaperEntities, PaperExtraction, Progress, Resolution
+from kg.propagate import propagate
+from kg.resolve import resolve
+from kg.runner import ExtractionStats, run_extraction
+
+
+@dataclass(frozen=True)
+class CorpusConcepts:
+    """What the front half returns: resolved mentions and concepts, and how extraction ran."""
+
+    resolution: Resolution
+    stats: ExtractionStats
+
+
+def resolve_corpus(papers: Sequence[Paper], extractions: Sequence[PaperExtraction]) -> Resolution:
+    """Corpus-wide concepts for per-paper extractions (parallel to `papers`): resolve, then propagate."""
+    return propagate(papers, resolve(extractions))
+
+
+def find_concepts(
+    papers: Sequence[Paper],
+    *,
+    cache_dir: str | os.PathLike[str] | None = None,
+    workers: int = 1,
+    dask_address: str | None = None,
+    progress: Progress | None = None,
+) -> CorpusConcepts:
+    """Extract every paper (cached in `cache_dir` unless None), then resolve and propagate."""
+    extractions, stats = run_extraction(papers, cache_dir=cache_dir, workers=workers, dask_address=dask_address, progress=progress)
+    return CorpusConcepts(resolve_corpus(papers, extractions), stats)
+
+
+def entities_record(paper: Paper, entities: PaperEntities) -> dict[str, Any]:
+    """One line of `kg extract` / ``out/entities.jsonl``: the paper and its resolved mentions."""
+    return {
+        "id": paper.id,
+        "title": paper.title,
+        "entities": [
+            {
+                "start": m.start,
+                "end": m.end,
+                "text": m.text,
+                "label": m.label,
+                "concept": m.concept,
+                "role": m.role,
+                "source": m.source,
+                "score": m.score,
+            }
+            for m in entities.mentions
+        ],
+    }

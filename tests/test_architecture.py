@@ -1,0 +1,106 @@
+"""The shape of the code: data flows one way (no import cycle), light modules stay light,
+and the public API is plain functions."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+import kg
+
+SRC = Path(kg.__file__).resolve().parent
+MAX_LINES = 500  # per module; assets (page script and styles) are not modules
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(SRC.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _modules() -> dict[str, Path]:
+    return {_module_name(path): path for path in sorted(SRC.rglob("*.py"))}
+
+
+def import_graph() -> nx.DiGraph:
+    """kg module → kg modules it imports, from every import statement in it: top-level,
+    inside functions and under ``if TYPE_CHECKING`` alike. ``from pkg import name`` points
+    at ``pkg.name`` when that is a module, else at ``pkg``."""
+    modules = _modules()
+    graph = nx.DiGraph()
+    graph.add_nodes_from(modules)
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:  # relative import
+                    anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*anchor, base] if base else anchor)
+                targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names]
+            for target in targets:
+                if target in modules and target != name:
+                    graph.add_edge(name, target)
+    return graph
+
+
+def test_the_import_graph_sees_lazy_and_type_checking_imports():
+    graph = import_graph()
+    assert graph.has_edge("kg.builder", "kg.concepts")  # imported inside build()
+    assert graph.has_edge("kg.pipeline", "kg.components.roles")  # imported inside load_pipeline()
+    assert graph.has_edge("kg.concepts", "kg.resolve") and graph.has_edge("kg.concepts", "kg.propagate")
+
+
+def test_no_import_cycle_anywhere_in_kg():
+    cycles = sorted(sorted(cycle) for cycle in nx.simple_cycles(import_graph()))
+    assert cycles == [], "import cycles: " + "; ".join(" → ".join(cycle) for cycle in cycles)
+
+
+def test_stages_import_forwards_only():
+    """Extraction knows nothing of resolution, resolution nothing of propagation."""
+    graph = import_graph()
+    assert not nx.has_path(graph, "kg.extract", "kg.resolve")
+    assert not nx.has_path(graph, "kg.resolve", "kg.propagate")
+    assert not nx.has_path(graph, "kg.propagate", "kg.resolve")
+    assert not nx.has_path(graph, "kg.html", "kg.related_work")
+
+
+@pytest.mark.parametrize("path", sorted(_modules().values()), ids=lambda p: str(p.relative_to(SRC)))
+def test_modules_stay_small(path):
+    lines = len(path.read_text(encoding="utf-8").splitlines())
+    assert lines <= MAX_LINES, f"{path.relative_to(SRC)} has {lines} lines"
+
+
+def _imports_after(statement: str) -> set[str]:
+    code = f"import sys; {statement}; print(' '.join(sorted(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return set(done.stdout.split())
+
+
+@pytest.mark.parametrize("module", ["kg.words", "kg.markup", "kg.model", "kg.vocab", "kg.resolve", "kg.propagate", "kg.components", "kg.lookup"])
+def test_data_and_corpus_stages_do_not_import_spacy(module):
+    loaded = _imports_after(f"import {module}")
+    assert "spacy" not in loaded and "thinc" not in loaded
+
+
+def test_public_api_is_plain_functions_even_after_importing_their_modules():
+    loaded = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import types, kg, kg.builder, kg.related_work, kg.graph, kg.cli.build, kg.cli.related;"
+            "print(all(isinstance(f, types.FunctionType) for f in (kg.build, kg.related, kg.load, kg.read_corpus)),"
+            " kg.build is kg.builder.build, kg.related is kg.related_work.related)",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert loaded.stdout.split() == ["True", "True", "True"]
