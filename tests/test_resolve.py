@@ -98,3 +98,54 @@ def test_a_papers_own_acronym_definition_beats_a_curated_acronym():
     resolution = resolve([own, curated])
     concepts = [[mention.concept for mention in entities.mentions] for entities in resolution.entities]
     assert concepts == [["method/adversarial-example", "method/adversarial-example"], ["method/autoencoder"]]
+
+
+def _concepts_of(resolution):
+    return [[mention.concept for mention in entities.mentions] for entities in resolution.entities]
+
+
+def test_an_undefined_acronym_borrows_only_an_unambiguous_expansion():
+    # LDS: two meanings in the corpus, so the paper that only says "LDS" borrows neither.
+    papers = [
+        PaperExtraction("a", (m("linear dynamical systems", source="acronym"), m("LDS", key="linear dynamical system", start=30)),
+                        (Definition("LDS", "linear dynamical systems", "METHOD"),)),
+        PaperExtraction("b", (m("low-density separator", source="acronym"), m("LDS", key="low density separator", start=30)),
+                        (Definition("LDS", "low-density separator", "METHOD"),)),
+        PaperExtraction("c", (m("LDS"),)),
+    ]
+    assert _concepts_of(resolve(papers)) == [
+        ["method/linear-dynamical-system", "method/linear-dynamical-system"],
+        ["method/low-density-separator", "method/low-density-separator"],
+        ["method/lds"],
+    ]
+
+
+def test_spellings_of_one_long_form_are_one_expansion_and_one_concept():
+    papers = [
+        PaperExtraction("a", (m("graph convolutional networks", source="acronym"), m("GCN", key="graph convolutional network", start=40)),
+                        (Definition("GCN", "graph convolutional networks", "METHOD"),)),
+        PaperExtraction("b", (m("graph convolution network", source="acronym"), m("GCN", key="graph convolution network", start=40)),
+                        (Definition("GCN", "graph convolution network", "METHOD"),)),
+        PaperExtraction("c", (m("GCN"),)),
+        PaperExtraction("d", (m("graph convolutional network"),)),
+    ]
+    resolution = resolve(papers)
+    assert {cid for row in _concepts_of(resolution) for cid in row} == {"method/graph-convolutional-network"}
+
+
+def test_names_that_differ_by_a_spelled_out_acronym_merge():
+    # Curated: "Wasserstein GAN" (alias WGAN); GAN is curated as generative adversarial network.
+    curated = [
+        PaperExtraction("a", (m("Wasserstein GAN", vocab="method/wasserstein-gan"),)),
+        PaperExtraction("b", (m("Wasserstein Generative Adversarial Networks"),)),
+    ]
+    assert _concepts_of(resolve(curated)) == [["method/wasserstein-gan"], ["method/wasserstein-gan"]]
+    # Not curated: "Foo GAN" and "Foo generative adversarial network" are one concept too.
+    coined = [PaperExtraction("a", (m("Foo GAN"),)), PaperExtraction("b", (m("Foo generative adversarial network"),))]
+    resolution = resolve(coined)
+    (cid,) = {c for row in _concepts_of(resolution) for c in row}
+    concept = by_id(resolution)[cid]
+    assert {"Foo GAN", "Foo generative adversarial network"} <= {concept.pref_label, *concept.alt_labels}
+    # A paper's own definition of the acronym inside a name wins over the curated one.
+    own = [PaperExtraction("a", (m("Foo AE"),), (Definition("AE", "adversarial example", "METHOD"),))]
+    assert _concepts_of(resolve(own)) == [["method/foo-adversarial-example"]]

@@ -15,6 +15,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
+from kg.acronyms import AcronymTable
 from kg.markup import EMPHASIS
 from kg.model import ENTITY_TYPES, Concept, EntityType, LocalMention, Mention, PaperEntities, PaperExtraction, Resolution
 from kg.vocab import VocabEntry, Vocabulary, concept_id, is_acronym, load_vocabulary, normalize_key
@@ -23,39 +24,32 @@ _SIZE_SUFFIX = re.compile(r"^(.+?) (?:\d+(?:\.\d+)?[bmkt]?|v\d+(?:\.\d+)*)$")
 MAX_ALT_LABELS = 25
 
 
-def _acronym_table(extractions: list[PaperExtraction]) -> dict[str, tuple[str, EntityType]]:
-    """Short-form key → (long-form key, type), by majority over every paper's definitions."""
-    votes: dict[str, Counter[tuple[str, EntityType]]] = defaultdict(Counter)
-    for extraction in extractions:
-        for definition in extraction.definitions:
-            votes[normalize_key(definition.short)][(normalize_key(definition.long), definition.label)] += 1
-    return {short: max(counter.items(), key=lambda kv: (kv[1], kv[0]))[0] for short, counter in sorted(votes.items())}
-
-
-def _group_of(
-    mention: LocalMention,
-    vocabulary: Vocabulary,
-    acronyms: dict[str, tuple[str, EntityType]],
-    defined_here: dict[str, str],
-) -> str:
+def _group_of(mention: LocalMention, vocabulary: Vocabulary, acronyms: AcronymTable, defined_here: dict[str, str]) -> str:
     """The merge group of a mention: a curated concept id, or ``key:<normalised key>``.
 
     `defined_here` maps this paper's own acronyms to their long-form keys: a paper that
     writes "adversarial examples (AEs)" means that, not the curated AE (autoencoder).
+    Acronyms inside a name are spelled out first ("Wasserstein GAN"), so variants merge.
     """
     key = mention.key
-    if is_acronym(mention.text) and normalize_key(mention.text) in defined_here:
+    defined = is_acronym(mention.text) and normalize_key(mention.text) in defined_here
+    if defined:
         key = defined_here[normalize_key(mention.text)]
+    elif key == normalize_key(mention.text):
+        key = acronyms.expand(mention.text, defined_here)
+    key = acronyms.spelling(key)
     if mention.vocab:
         entry = vocabulary.get(mention.vocab)
-        own_definition = key != mention.key or mention.source == "acronym"
+        own_definition = defined or mention.source == "acronym"
         if entry is None or not own_definition or _names(entry, key):
             return mention.vocab
-        return _curated_or_key(key, vocabulary)
-    if is_acronym(mention.text) and normalize_key(mention.text) == key and key in acronyms:
-        key = acronyms[key][0]  # an acronym this paper did not define, defined elsewhere
+        return _curated_or_key(key, vocabulary, acronyms)
+    if is_acronym(mention.text) and normalize_key(mention.text) == key:
+        borrowed = acronyms.borrowed(key)  # an acronym this paper did not define, defined elsewhere
+        if borrowed is not None:
+            key = borrowed[0]
     entry = vocabulary.lookup(mention.text) if key == normalize_key(mention.text) else None
-    return entry.id if entry is not None else _curated_or_key(key, vocabulary)
+    return entry.id if entry is not None else _curated_or_key(key, vocabulary, acronyms)
 
 
 def _names(entry: VocabEntry, key: str) -> bool:
@@ -65,9 +59,9 @@ def _names(entry: VocabEntry, key: str) -> bool:
     return any(padded in f" {normalize_key(name)} " for name in (entry.label, *entry.aliases))
 
 
-def _curated_or_key(key: str, vocabulary: Vocabulary) -> str:
+def _curated_or_key(key: str, vocabulary: Vocabulary, acronyms: AcronymTable) -> str:
     for type_ in ENTITY_TYPES:
-        entry = vocabulary.by_key.get((type_, key))
+        entry = vocabulary.by_key.get((type_, key)) or acronyms.curated(type_, key)
         if entry is not None:
             return entry.id
     return f"key:{key}"
@@ -100,20 +94,20 @@ def resolve(extractions: Iterable[PaperExtraction], *, vocabulary: Vocabulary | 
     """Merge every paper's mentions into concepts; mentions get the concept id and its type."""
     vocabulary = vocabulary or load_vocabulary()
     extractions = list(extractions)
-    acronyms = _acronym_table(extractions)
+    acronyms = AcronymTable(extractions, vocabulary)
 
     groups: dict[tuple[int, int], str] = {}
     label_votes: dict[str, Counter[str]] = defaultdict(Counter)
     surfaces: dict[str, Counter[str]] = defaultdict(Counter)
     for p, extraction in enumerate(extractions):
-        defined_here = {normalize_key(d.short): normalize_key(d.long) for d in extraction.definitions}
+        defined_here = {normalize_key(d.short): acronyms.spelling(acronyms.expand(d.long)) for d in extraction.definitions}
         for m, mention in enumerate(extraction.mentions):
             group = _group_of(mention, vocabulary, acronyms, defined_here)
             groups[p, m] = group
             label_votes[group][mention.label] += 1
             surfaces[group][mention.text] += 1
         for definition in extraction.definitions:
-            key = normalize_key(definition.long)
+            key = defined_here[normalize_key(definition.short)]
             if f"key:{key}" in surfaces:
                 surfaces[f"key:{key}"][definition.long] += 0  # known spelling, no extra weight
 
