@@ -2,8 +2,9 @@
 
 Gold files are JSON Lines ``{"id", "text", "entities": [{"start", "end", "label", "text"}]}``
 (the format of ``../shared/eval``). Gold labels map to kg types (Method→METHOD, Task→TASK,
-Metric→METRIC, Material→DATASET); other gold labels (OtherScientificTerm, Generic) and
-kg's HARDWARE are left out. Scores are per type and micro-averaged over the four types.
+Metric→METRIC, Material→DATASET, OtherScientificTerm→TERM; kg's own type names are read as
+themselves); other gold labels (Generic) and kg's HARDWARE are left out. Scores are per type
+and micro-averaged over METHOD, TASK, METRIC and DATASET; TERM is scored apart.
 
 * strict: a prediction counts when start, end and type equal a gold span's;
 * partial: a prediction counts when it overlaps a gold span of the same type (precision),
@@ -23,9 +24,11 @@ from kg.errors import GoldFormatError, InputNotFound
 from kg.model import Paper
 
 Mapping = Literal["scierc", "scirex"]
-_COMMON = {"Method": "METHOD", "Task": "TASK", "Metric": "METRIC", "Material": "DATASET"}
-LABEL_MAPS: dict[str, dict[str, str]] = {"scierc": dict(_COMMON), "scirex": dict(_COMMON)}
-EVAL_TYPES = ("METHOD", "DATASET", "METRIC", "TASK")
+_COMMON = {"Method": "METHOD", "Task": "TASK", "Metric": "METRIC", "Material": "DATASET", "OtherScientificTerm": "TERM"}
+_KG_NAMES = {name: name for name in ("METHOD", "TASK", "METRIC", "DATASET", "TERM")}  # gold written in kg's own types
+LABEL_MAPS: dict[str, dict[str, str]] = {"scierc": {**_COMMON, **_KG_NAMES}, "scirex": {**_COMMON, **_KG_NAMES}, "train": {**_COMMON, **_KG_NAMES}}
+EVAL_TYPES = ("METHOD", "DATASET", "METRIC", "TASK")  # micro-averaged over these
+REPORTED_TYPES = (*EVAL_TYPES, "TERM")  # TERM is scored and shown apart from the micro average
 
 Span = tuple[int, int, str]  # start, end, kg type
 
@@ -126,10 +129,10 @@ def _overlaps(a: Span, b: Span) -> bool:
 
 def score(gold: Sequence[GoldDoc], predicted: Sequence[Iterable[Span]], *, gold_file: str = "") -> EvalReport:
     """Strict and partial scores of `predicted` (one span collection per gold doc, same order)."""
-    counts = {mode: {t: [0, 0, 0, 0] for t in EVAL_TYPES} for mode in ("strict", "partial")}
+    counts = {mode: {t: [0, 0, 0, 0] for t in REPORTED_TYPES} for mode in ("strict", "partial")}
     for doc, spans in zip(gold, predicted, strict=True):
-        preds = {s for s in spans if s[2] in EVAL_TYPES}
-        for label in EVAL_TYPES:
+        preds = {s for s in spans if s[2] in REPORTED_TYPES}
+        for label in REPORTED_TYPES:
             g = [s for s in doc.spans if s[2] == label]
             p = [s for s in preds if s[2] == label]
             strict = counts["strict"][label]
@@ -146,7 +149,7 @@ def score(gold: Sequence[GoldDoc], predicted: Sequence[Iterable[Span]], *, gold_
     report: dict[str, dict[str, Scores]] = {}
     for mode, per_type in counts.items():
         table = {label: Scores(*values) for label, values in per_type.items()}
-        table["micro"] = Scores(*(sum(v[i] for v in per_type.values()) for i in range(4)))
+        table["micro"] = Scores(*(sum(per_type[t][i] for t in EVAL_TYPES) for i in range(4)))
         report[mode] = table
     return EvalReport(gold_file, len(gold), report["strict"], report["partial"])
 
