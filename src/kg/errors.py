@@ -30,6 +30,7 @@ class ExitCode(IntEnum):
     CACHE_ERROR = 16
     SERVER_ERROR = 17
     OUTPUT_ERROR = 18
+    MODEL_ERROR = 19
 
 
 class KgError(Exception):
@@ -122,3 +123,9 @@ class ServerError(KgError):
 
 class OutputError(KgError):
     exit_code = ExitCode.OUTPUT_ERROR
+
+
+class ModelError(InputError):
+    """A folder given as a recognizer model (`--model`) that is not one kg can load."""
+
+    exit_code = ExitCode.MODEL_ERROR

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal, get_args
 
-EntityType = Literal["METHOD", "DATASET", "HARDWARE", "METRIC", "TASK"]
+EntityType = Literal["METHOD", "DATASET", "HARDWARE", "METRIC", "TASK", "TERM"]
 ENTITY_TYPES: tuple[EntityType, ...] = get_args(EntityType)
 Role = Literal["proposed", "used"]
 ROLES: tuple[Role, ...] = get_args(Role)

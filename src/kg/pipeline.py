@@ -6,17 +6,27 @@ out: it is the costliest component and labels ML names ORG/PERSON/MONEY, a weak 
 here. Without the statistical pipeline kg runs on ``spacy.blank("en")`` plus a
 sentencizer and its own components, and warns once.
 
-`pipeline_version()` changes whenever kg's components, vocabularies or the statistical
-model change; the extraction cache keys on it. It needs no spaCy import.
+kg's trained entity recognizer (``kg/models/recognizer``, built by `kg train`; see its
+model card) runs as the component ``kg_recognizer``; another model folder can take its place
+(``--model``). Without it kg extracts with its rules alone and warns once.
+
+`pipeline_version()` changes whenever kg's components, vocabularies, the statistical
+model or the recognizer's weights change; the extraction cache keys on it. It needs no spaCy
+import.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import json
+import os
 import warnings
 from importlib import metadata, resources
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from kg.errors import ModelError
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -32,6 +42,40 @@ class BlankPipelineWarning(UserWarning):
     """The statistical English pipeline is not installed; kg runs on a blank one."""
 
 
+class NoRecognizerWarning(UserWarning):
+    """kg's trained recognizer is not installed; kg extracts with its rules alone."""
+
+
+def default_recognizer() -> str | None:
+    """The recognizer shipped inside kg, or None when this installation lacks it."""
+    folder = resources.files("kg") / "models" / "recognizer"
+    return str(folder) if (folder / "meta.json").is_file() else None
+
+
+def check_recognizer(path: str | os.PathLike[str]) -> str:
+    """`path` if it is a model folder written by `kg train` (or any spaCy NER pipeline), else ModelError."""
+    folder = Path(path)
+    if not folder.is_dir():
+        raise ModelError("no such model folder", path=str(path))
+    try:
+        meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        raise ModelError("not a model folder (no readable meta.json; `kg train` writes one)", path=str(path)) from None
+    if not isinstance(meta, dict) or "ner" not in meta.get("pipeline", []):
+        raise ModelError("not an entity recognizer (its pipeline has no ner)", path=str(path))
+    return str(folder)
+
+
+def _recognizer_digest(recognizer: str | None) -> str:
+    if recognizer is None:
+        return "none"
+    digest = hashlib.sha256()
+    for file in sorted(Path(recognizer).rglob("*")):
+        if file.is_file():
+            digest.update(str(file.relative_to(recognizer)).encode() + b"\0" + file.read_bytes())
+    return digest.hexdigest()[:12]
+
+
 def _model_version(model: str) -> str | None:
     try:
         return metadata.version(MODEL_DISTRIBUTION if model == MODEL else model.replace("_", "-"))
@@ -39,9 +83,17 @@ def _model_version(model: str) -> str | None:
         return None
 
 
+_DEFAULT = "default"  # the shipped recognizer, whichever path it has in this installation
+
+
+def _recognizer_path(recognizer: str | None) -> str | None:
+    return default_recognizer() if recognizer == _DEFAULT else recognizer
+
+
 @functools.lru_cache(maxsize=None)
-def pipeline_version(model: str = MODEL) -> str:
-    """A short id of everything that shapes extraction output (components, vocabularies, model)."""
+def pipeline_version(model: str = MODEL, recognizer: str | None = _DEFAULT) -> str:
+    """A short id of everything that shapes extraction output (components, vocabularies,
+    statistical model, recognizer weights). `recognizer`: a model folder, None for none."""
     digest = hashlib.sha256()
     package = resources.files("kg")
     for name in _SOURCES:
@@ -58,7 +110,8 @@ def pipeline_version(model: str = MODEL) -> str:
     except metadata.PackageNotFoundError:  # pragma: no cover - spaCy is a dependency
         spacy_version = "none"
     base = f"{model}-{model_version}" if model_version else "blank-en"
-    return f"kg-{digest.hexdigest()[:12]}+{base}+spacy-{spacy_version}"
+    weights = _recognizer_digest(_recognizer_path(recognizer))
+    return f"kg-{digest.hexdigest()[:12]}+{base}+ner-{weights}+spacy-{spacy_version}"
 
 
 def _statistical(model: str) -> Language | None:
@@ -71,13 +124,16 @@ def _statistical(model: str) -> Language | None:
 
 
 @functools.lru_cache(maxsize=None)
-def load_pipeline(model: str = MODEL) -> Language:
-    """The extraction pipeline (built once per process and model name)."""
+def load_pipeline(model: str = MODEL, recognizer: str | None = _DEFAULT) -> Language:
+    """The extraction pipeline (built once per process, model and recognizer).
+
+    `recognizer`: a model folder from `kg train`, the shipped one by default, None for
+    rules alone."""
     import spacy
 
-    # Importing the component modules registers their factories with spaCy; only here, so
-    # that importing kg's data (words, vocabulary, records) never imports spaCy.
-    from kg.components import COMPONENTS, abbreviations, coinages, entities, roles, typed_phrases, vocab_ruler  # noqa: F401
+    from kg.components import COMPONENTS, RECOGNIZER, register
+
+    register()  # only here, so that importing kg's data (words, vocabulary, records) never imports spaCy
 
     nlp = _statistical(model)
     if nlp is None:
@@ -89,10 +145,30 @@ def load_pipeline(model: str = MODEL) -> Language:
         )
         nlp = spacy.blank("en")
         nlp.add_pipe("sentencizer")
+    path = _recognizer_path(recognizer)
+    if recognizer == _DEFAULT and path is None:
+        warnings.warn(
+            "kg's trained entity recognizer is not installed (kg/models/recognizer); extracting with "
+            "rules alone (fewer entities found). Reinstall kg, or pass a model from `kg train`.",
+            NoRecognizerWarning,
+            stacklevel=2,
+        )
     for name in COMPONENTS:
+        if name == RECOGNIZER:
+            if path is not None:
+                nlp.add_pipe(name, config={"model": check_recognizer(path)})
+            continue
         nlp.add_pipe(name)
-    nlp.meta["kg_version"] = pipeline_version(model)
+    nlp.meta["kg_version"] = pipeline_version(model, recognizer)
+    nlp.meta["kg_recognizer"] = _recognizer_meta(path)
     return nlp
+
+
+def _recognizer_meta(path: str | None) -> dict[str, Any] | None:
+    if path is None:
+        return None
+    meta = json.loads((Path(path) / "meta.json").read_text(encoding="utf-8"))
+    return {"name": meta.get("name"), "version": meta.get("version"), "labels": meta.get("labels", {}).get("ner", [])}
 
 
 def pipeline_info(nlp: Language) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from spacy.tokens import Doc, Span
 
 from kg.components.abbreviations import SPAN_KEY as ACRONYM_KEY
 from kg.components.coinages import SPAN_KEY as COINAGE_KEY
+from kg.components.recognizer import SPAN_KEY as MODEL_KEY
 from kg.components.spans import has_dep, has_pos
 from kg.words import HEAD_TYPES, NON_ENTITY_HEADS, STOP_WORDS, WRAPPER_HEADS
 from kg.components.typed_phrases import SPAN_KEY as PHRASE_KEY
@@ -33,8 +34,18 @@ if not Doc.has_extension("kg_definitions"):
     Doc.set_extension("kg_definitions", default=())
 
 # Candidate sources, most trusted first (ties in length go to the earlier one).
-PRIORITY = {"vocab": 0, "acronym": 1, "coinage": 2, "noun_chunk": 3}
-SCORES = {"vocab": 0.9, "acronym": 0.85, "coinage": 0.7, "noun_chunk": 0.6}
+PRIORITY = {"vocab": 0, "acronym": 1, "coinage": 2, "model": 3, "noun_chunk": 4}
+SCORES = {"vocab": 0.9, "acronym": 0.85, "coinage": 0.7, "model": 0.65, "noun_chunk": 0.6}
+RULES = ("vocab", "acronym", "coinage")  # the sources a recognizer's span never overrides
+# How the trained recognizer's spans combine with the rules' (measured with `kg eval`): tiers
+# of sources, each choosing longest-first where the earlier tiers left room.
+# "tiers": rules, then the recognizer, then noun phrases; "fill": rules and noun phrases as
+# without a recognizer, then the recognizer where they left room; "longest": all at once.
+COMBINE_MODES: dict[str, tuple[tuple[str, ...], ...]] = {
+    "tiers": (RULES, ("model",), ("noun_chunk",)),
+    "fill": ((*RULES, "noun_chunk"), ("model",)),
+    "longest": ((*RULES, "model", "noun_chunk"),),
+}
 DEFAULT_COINAGE_SCORE = 0.5  # a coined name whose type is only a guess (METHOD)
 
 
@@ -98,9 +109,12 @@ def _context_label(doc: Doc, span: Span) -> str | None:
 
 
 class EntityMerger:
-    def __init__(self, nlp: Language, name: str, vocabulary: Vocabulary | None = None) -> None:
+    def __init__(self, nlp: Language, name: str, vocabulary: Vocabulary | None = None, combine: str = "longest") -> None:
+        if combine not in COMBINE_MODES:
+            raise ValueError(f"combine must be one of {', '.join(COMBINE_MODES)}, not {combine!r}")
         self.name = name
         self.vocabulary = vocabulary or load_vocabulary()
+        self.combine = combine
 
     def __call__(self, doc: Doc) -> Doc:
         vocabulary = self.vocabulary
@@ -157,13 +171,24 @@ class EntityMerger:
             score = DEFAULT_COINAGE_SCORE if guessed else SCORES["coinage"]
             candidates.append(Candidate(span.start, span.end, label, "coinage", score, key, vocab_id, guessed))
 
+        for span in doc.spans.get(MODEL_KEY, []):
+            text = span.text
+            if text in rejected:
+                continue
+            if text in definitions:  # an acronym this doc defines: its definition decides
+                label, key, vocab_id = definitions[text]
+            else:
+                entry = vocabulary.lookup(text)
+                label, key, vocab_id = (entry.type, normalize_key(text), entry.id) if entry is not None else (span.label_, normalize_key(text), None)
+            candidates.append(Candidate(span.start, span.end, label, "model", SCORES["model"], key, vocab_id))
+
         for span in doc.spans.get(PHRASE_KEY, []):
             head = singularize(span[-1].lower_)
             if self._covered_by_name(span, head, candidates, vocab_spans, doc):
                 continue
             candidates.append(Candidate(span.start, span.end, span.label_, "noun_chunk", SCORES["noun_chunk"], normalize_key(span.text)))
 
-        chosen = _select(candidates)
+        chosen = _select_in_tiers(candidates, COMBINE_MODES[self.combine])
         _type_evaluation_targets(chosen, doc)
         _adopt_list_types(chosen, doc)
         spans = []
@@ -203,6 +228,16 @@ class EntityMerger:
                     if not all(t.pos_ in ("NOUN", "PROPN") or t.text == "-" for t in doc[span.start : vspan.start]):
                         return True
         return False
+
+
+def _select_in_tiers(candidates: list[Candidate], tiers: tuple[tuple[str, ...], ...]) -> list[Candidate]:
+    """Each tier's candidates, longest first, where the earlier tiers left room."""
+    chosen: list[Candidate] = []
+    for tier in tiers:
+        taken = {i for cand in chosen for i in range(cand.start, cand.end)}
+        free = [c for c in candidates if c.source in tier and not any(i in taken for i in range(c.start, c.end))]
+        chosen.extend(_select(free))
+    return sorted(chosen, key=lambda c: c.start)
 
 
 def _select(candidates: list[Candidate]) -> list[Candidate]:
@@ -256,6 +291,6 @@ def _adopt_list_types(chosen: list[Candidate], doc: Doc) -> None:
                     break
 
 
-@Language.factory("kg_entities", default_config={})
-def make_entity_merger(nlp: Language, name: str) -> EntityMerger:
-    return EntityMerger(nlp, name)
+@Language.factory("kg_entities", default_config={"combine": "longest"})
+def make_entity_merger(nlp: Language, name: str, combine: str) -> EntityMerger:
+    return EntityMerger(nlp, name, combine=combine)
