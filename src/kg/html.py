@@ -32,8 +32,7 @@ from urllib.parse import urlsplit
 
 import networkx as nx
 
-from kg.atomic import write_text
-from kg.errors import OutputError
+from kg.atomic import output_errors, write_text
 from kg.graph import paper_key
 from kg.model import ENTITY_TYPES
 
@@ -387,10 +386,8 @@ def write_html(
     selection = select_subgraph(graph, focus=focus, depth=depth, types=types, min_papers=min_papers, max_nodes=max_nodes, counts=counts)
     view = selection.graph
     page = render_html(view, min_papers=selection.min_papers, papers_available=selection.papers_available, counts=counts)
-    try:
+    with output_errors(path):
         write_text(path, page)
-    except OSError as error:
-        raise OutputError(f"cannot write {path}: {error.strerror or error}") from error
     papers = sum(1 for _, data in view.nodes(data=True) if data.get("kind") == "paper")
     return HtmlSummary(
         path=str(path),

@@ -43,7 +43,7 @@ from urllib.parse import quote
 import networkx as nx
 import pyoxigraph as ox
 
-from kg.atomic import atomic_open
+from kg.atomic import open_output, output_errors
 from kg.errors import OutputError
 
 RdfFormat = TypingLiteral["ttl", "nt", "jsonld"]
@@ -383,24 +383,8 @@ class _Counter:
 
 def write_rdf(graph: nx.DiGraph, path: str | os.PathLike[str], *, format: RdfFormat = "ttl", base: str = DEFAULT_BASE) -> int:
     """Write the graph as Turtle, N-Triples or JSON-LD, atomically. Returns the triple count."""
-    try:
-        with open_output(path) as handle:
-            return serialize(graph, handle, format=format, base=base)
-    except OSError as error:
-        raise OutputError(f"cannot write {path}: {error.strerror or error}") from error
-
-
-def open_output(path: str | os.PathLike[str]) -> contextlib.AbstractContextManager[IO[bytes]]:
-    """Binary output: atomic for files; written in place for devices and pipes.
-
-    Renaming a temporary file over ``/dev/null`` or a FIFO would replace the device itself.
-    """
-    target = Path(path)
-    if target.is_dir():
-        raise OutputError(f"cannot write {path}: it is a folder")
-    if target.exists() and not target.is_file():
-        return open(target, "wb")  # noqa: SIM115 - returned as a context manager
-    return atomic_open(target, "wb")
+    with output_errors(path), open_output(path) as handle:
+        return serialize(graph, handle, format=format, base=base)
 
 
 def shard_paths(path: str | os.PathLike[str], shards: int) -> list[Path]:
@@ -423,27 +407,24 @@ def write_nt_shards(graph: nx.DiGraph, path: str | os.PathLike[str], *, shards: 
     paths = shard_paths(path, shards)
     buffers: list[list[ox.Triple]] = [[] for _ in range(shards)]
     count = 0
-    try:
-        with contextlib.ExitStack() as stack:
-            handles = [stack.enter_context(open_output(p)) for p in paths]
-            last_subject, index = None, 0
-            for triple in triples(graph, base=base):
-                count += 1
-                subject = triple.subject
-                if subject != last_subject:  # triples come grouped by subject: hash once per group
-                    last_subject, index = subject, zlib.crc32(subject.value.encode("utf-8")) % shards
-                buffer = buffers[index]
-                buffer.append(triple)
-                if len(buffer) >= 50_000:
-                    # serialise to bytes, then one write: far faster than letting pyoxigraph
-                    # write piecemeal into a Python file object
-                    handles[index].write(ox.serialize(buffer, format=ox.RdfFormat.N_TRIPLES))
-                    buffer.clear()
-            for index, buffer in enumerate(buffers):
-                if buffer:
-                    handles[index].write(ox.serialize(buffer, format=ox.RdfFormat.N_TRIPLES))
-    except OSError as error:
-        raise OutputError(f"cannot write {path}: {error.strerror or error}") from error
+    with output_errors(path), contextlib.ExitStack() as stack:
+        handles = [stack.enter_context(open_output(p)) for p in paths]
+        last_subject, index = None, 0
+        for triple in triples(graph, base=base):
+            count += 1
+            subject = triple.subject
+            if subject != last_subject:  # triples come grouped by subject: hash once per group
+                last_subject, index = subject, zlib.crc32(subject.value.encode("utf-8")) % shards
+            buffer = buffers[index]
+            buffer.append(triple)
+            if len(buffer) >= 50_000:
+                # serialise to bytes, then one write: far faster than letting pyoxigraph
+                # write piecemeal into a Python file object
+                handles[index].write(ox.serialize(buffer, format=ox.RdfFormat.N_TRIPLES))
+                buffer.clear()
+        for index, buffer in enumerate(buffers):
+            if buffer:
+                handles[index].write(ox.serialize(buffer, format=ox.RdfFormat.N_TRIPLES))
     return count
 
 
@@ -569,11 +550,8 @@ def graphml_ready(graph: nx.DiGraph) -> nx.DiGraph:
 
 
 def write_graphml(graph: nx.DiGraph, path: str | os.PathLike[str]) -> None:
-    try:
-        with open_output(path) as handle:
-            nx.write_graphml(graphml_ready(graph), handle, encoding="utf-8")
-    except OSError as error:
-        raise OutputError(f"cannot write {path}: {error.strerror or error}") from error
+    with output_errors(path), open_output(path) as handle:
+        nx.write_graphml(graphml_ready(graph), handle, encoding="utf-8")
 
 
 @dataclass(frozen=True)
