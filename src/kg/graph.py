@@ -158,6 +158,18 @@ def content_id(directory: str | os.PathLike[str]) -> str | None:
     return match.group(1) if match else None
 
 
+def graph_stamp(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """What identifies a saved graph: its content id (size and mtime for an older file
+    without one). Every derived file (related.idx, graph.oxigraph/) records it and is stale
+    when it differs; content, not mtime, so a copied or touched graph.json is still fresh."""
+    cid = content_id(path)
+    if cid is not None:
+        return {"content_id": cid}
+    target = Path(path)
+    stat = (target / GRAPH_FILE if target.is_dir() else target).stat()
+    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+
+
 def load(directory: str | os.PathLike[str] = "out") -> nx.DiGraph:
     """Load a graph written by `kg build` from `directory` (or a path to graph.json)."""
     path = Path(directory)

@@ -475,14 +475,16 @@ STAMP_FILE = "kg-stamp.json"
 
 
 def _stamp(graph_file: Path, base: str) -> dict[str, Any]:
-    stat = graph_file.stat()
-    return {"graph": graph_file.name, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "base": base, "model": RDF_MODEL_VERSION}
+    """The store is stale when the graph (`graph_stamp`), the base or the RDF model changed."""
+    from kg.graph import graph_stamp
+
+    return {**graph_stamp(graph_file), "base": base, "model": RDF_MODEL_VERSION}
 
 
 def open_store(directory: str | os.PathLike[str], *, base: str = DEFAULT_BASE, cache: bool = True) -> ox.Store:
     """The graph in `directory` as a pyoxigraph Store, reusing ``DIR/graph.oxigraph/``.
 
-    The on-disk store is rebuilt when graph.json changed (size or mtime), or the base or
+    The on-disk store is rebuilt when graph.json changed (its content id), or the base or
     RDF model did; it is built in a temporary folder and renamed into place, then opened
     read-only. Where the folder is not writable (or `cache` is False) the store is built
     in memory instead — same rows, just slower to start.

@@ -477,13 +477,10 @@ def write_index(graph: nx.DiGraph, directory: str | os.PathLike[str]) -> Path:
 
 
 def graph_stamp(path: Path) -> dict[str, Any]:
-    """What identifies a graph.json: the content id in its header (size and mtime for an older
-    file without one). An index records it; a different stamp means the index is stale."""
-    cid = content_id(path)
-    if cid is not None:
-        return {"content_id": cid}
-    stat = path.stat()
-    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+    """graph.json's freshness stamp, the one the Oxigraph store cache uses too (`kg.graph.graph_stamp`)."""
+    from kg.graph import graph_stamp as stamp
+
+    return stamp(path)
 
 
 def parse_types(text: str | None) -> tuple[str, ...] | None:
