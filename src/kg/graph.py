@@ -15,7 +15,8 @@ Edges:
 * concept → broader concept, kind="broader"
 
 `load` needs only the standard library and networkx: commands that read a built graph
-never import spaCy (and `content_id` not even networkx).
+never import spaCy (and `content_id` not even networkx). GraphML, the other file format of
+the networkx graph itself (not RDF: that is `kg.rdf`), is written here too.
 """
 
 from __future__ import annotations
@@ -26,9 +27,9 @@ import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from kg.atomic import atomic_open
+from kg.atomic import atomic_open, open_output, output_errors
 from kg.errors import GraphNotFound
 from kg.model import Concept, Paper, PaperEntities
 
@@ -182,3 +183,34 @@ def load(directory: str | os.PathLike[str] = "out") -> nx.DiGraph:
     if data.get("format") != FORMAT:
         raise GraphNotFound(f"{path} is not a kg graph file")
     return from_json(data)
+
+
+def graphml_ready(graph: nx.DiGraph) -> nx.DiGraph:
+    """A copy GraphML can hold: lists/dicts become JSON strings, None values are dropped."""
+    import networkx as nx
+
+    def encode(attrs: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in attrs.items():
+            if value is None:
+                continue
+            out[key] = json.dumps(value, ensure_ascii=False) if isinstance(value, (list, tuple, dict)) else value
+        return out
+
+    copy = nx.DiGraph(**encode(graph.graph))
+    copy.add_nodes_from((n, encode(d)) for n, d in sorted(graph.nodes(data=True)))
+    copy.add_edges_from((u, v, encode(d)) for u, v, d in sorted(graph.edges(data=True), key=lambda e: (e[0], e[1])))
+    return copy
+
+
+def serialize_graphml(graph: nx.DiGraph, output: IO[bytes]) -> None:
+    """Write the graph as GraphML (UTF-8) to a binary file object."""
+    import networkx as nx
+
+    nx.write_graphml(graphml_ready(graph), output, encoding="utf-8")
+
+
+def write_graphml(graph: nx.DiGraph, path: str | os.PathLike[str]) -> None:
+    """Write the graph as GraphML to `path`, atomically."""
+    with output_errors(path), open_output(path) as handle:
+        serialize_graphml(graph, handle)

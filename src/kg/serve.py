@@ -27,7 +27,8 @@ from urllib.parse import parse_qs, urlsplit
 import pyoxigraph as ox
 
 from kg.errors import ServerError
-from kg.rdf import DEFAULT_BASE, PREFIXES, open_store
+from kg.rdf.terms import DEFAULT_BASE, PREFIXES
+from kg.store import open_store
 from kg.sparql import _oxigraph_syntax_error
 
 MAX_BODY = 1_000_000

@@ -1,14 +1,14 @@
 """SPARQL over the graph with two backends that return the same rows.
 
 * ``oxigraph`` — a pyoxigraph Store. Over a built folder it is cached on disk next to
-  graph.json (``graph.oxigraph/``, see `kg.rdf.open_store`), so only the first query
+  graph.json (``graph.oxigraph/``, see `kg.store.open_store`), so only the first query
   after a build pays for loading; later ones open the store in milliseconds.
 * ``rdflib`` — rdflib's in-memory engine over a Graph built from graph.json. Fine for
   small graphs; slow on millions of triples.
 * ``auto`` — Oxigraph for big graphs (graph.json ≥ 2 MB, ~1,000 papers, or an estimated
   100k triples for an in-memory graph), rdflib below.
 
-Queries may use the kg prefixes (kg:, dcterms:, skos:, …; `kg.rdf.PREFIXES`) without
+Queries may use the kg prefixes (kg:, dcterms:, skos:, …; `kg.rdf.terms.PREFIXES`) without
 declaring them. Parameters are SEP-0007 substitutions: ``bindings={"dataset": "MuSiQue"}``
 binds ``?dataset`` to the string "MuSiQue" before evaluation (``"<iri>"`` binds an IRI).
 Rows come back as plain `Term`s, normalised so both backends compare equal.
@@ -28,7 +28,9 @@ import networkx as nx
 import pyoxigraph as ox
 
 from kg.errors import InputNotFound, QueryFailed, QuerySyntaxError
-from kg.rdf import DEFAULT_BASE, PREFIXES, estimated_triples, open_store, to_rdflib, to_store
+from kg.rdf.terms import DEFAULT_BASE, PREFIXES
+from kg.rdf.triples import estimated_triples
+from kg.store import open_store, to_store
 
 Backend = Literal["auto", "rdflib", "oxigraph"]
 BACKENDS: tuple[str, ...] = ("auto", "rdflib", "oxigraph")
@@ -213,7 +215,9 @@ class RdflibBackend:
         from rdflib.plugins.sparql import prepareQuery
         from pyparsing import ParseException
 
-        init = {k: _to_rdflib(v) for k, v in parse_bindings(bindings or {}).items()}
+        from kg.rdf.convert import to_rdflib_term
+
+        init = {k: to_rdflib_term(v) for k, v in parse_bindings(bindings or {}).items()}
         try:
             prepared = prepareQuery(text, initNs=PREFIXES)
         except ParseException as error:
@@ -239,14 +243,6 @@ class RdflibBackend:
             raise QueryFailed(f"SPARQL query failed: {error}") from error
         except (OSError, ValueError, TypeError, KeyError, ZeroDivisionError) as error:
             raise QueryFailed(f"SPARQL query failed: {type(error).__name__}: {error}") from error
-
-
-def _to_rdflib(term: ox.NamedNode | ox.Literal) -> Any:
-    import rdflib
-
-    if isinstance(term, ox.NamedNode):
-        return rdflib.URIRef(term.value)
-    return rdflib.Literal(term.value)
 
 
 def _rdflib_term(term: Any) -> Term | None:
@@ -286,6 +282,8 @@ def open_backend(
             backend = "oxigraph" if estimated_triples(source) >= AUTO_OXIGRAPH_TRIPLES else "rdflib"
         if backend == "oxigraph":
             return OxigraphBackend(to_store(source, base=base))
+        from kg.rdf.convert import to_rdflib  # imports rdflib: only for this backend
+
         return RdflibBackend(to_rdflib(source, base=base))
     folder = Path(source)
     graph_file = folder / GRAPH_FILE if folder.is_dir() else folder
@@ -296,6 +294,8 @@ def open_backend(
         if not graph_file.is_file():
             load(folder)  # raises GraphNotFound with the usual message
         return OxigraphBackend(open_store(graph_file, base=base, cache=cache))
+    from kg.rdf.convert import to_rdflib
+
     return RdflibBackend(to_rdflib(load(folder), base=base))
 
 

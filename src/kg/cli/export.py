@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from kg.rdf import DEFAULT_BASE, EXPORT_FORMATS
+from kg.rdf.terms import DEFAULT_BASE, EXPORT_FORMATS
 
 
 @click.command()
@@ -19,7 +19,7 @@ from kg.rdf import DEFAULT_BASE, EXPORT_FORMATS
 def export(graph_dir: str, output_format: str, output: str | None, shards: int | None, base: str) -> None:
     """Export the graph in GRAPH as RDF or GraphML (written atomically)."""
     from kg.graph import load
-    from kg.rdf import export as run_export, write_stream
+    from kg.rdf.writers import export as run_export, write_stream
 
     if shards is not None and output_format != "nt":
         raise click.UsageError(f"--shards needs --format nt (got {output_format})")

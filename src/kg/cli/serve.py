@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from kg.rdf import DEFAULT_BASE
+from kg.rdf.terms import DEFAULT_BASE
 
 
 @click.command()

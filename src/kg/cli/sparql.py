@@ -8,7 +8,7 @@ import json
 
 import click
 
-from kg.rdf import DEFAULT_BASE
+from kg.rdf.terms import DEFAULT_BASE
 from kg.sparql import BACKENDS, QueryResult, Term
 
 
@@ -102,7 +102,7 @@ def format_table(result: QueryResult) -> str:
 
 
 def _table_value(term: Term | None) -> str:
-    from kg.rdf import PREFIXES
+    from kg.rdf.terms import PREFIXES
 
     if term is None:
         return ""
