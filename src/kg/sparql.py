@@ -22,15 +22,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import networkx as nx
 import pyoxigraph as ox
 
 from kg.errors import InputNotFound, QueryFailed, QuerySyntaxError
 from kg.rdf.terms import DEFAULT_BASE, PREFIXES
 from kg.rdf.triples import estimated_triples
 from kg.store import open_store, to_store
+
+if TYPE_CHECKING:  # a query over the cached store never needs networkx (~0.2 s to import)
+    import networkx as nx
 
 Backend = Literal["auto", "rdflib", "oxigraph"]
 BACKENDS: tuple[str, ...] = ("auto", "rdflib", "oxigraph")
@@ -277,7 +279,7 @@ def open_backend(
 
     if backend not in BACKENDS:
         raise QueryFailed(f"unknown backend {backend!r} (choose {', '.join(BACKENDS)})")
-    if isinstance(source, nx.DiGraph):
+    if not isinstance(source, (str, os.PathLike)):  # an in-memory graph
         if backend == "auto":
             backend = "oxigraph" if estimated_triples(source) >= AUTO_OXIGRAPH_TRIPLES else "rdflib"
         if backend == "oxigraph":
