@@ -34,7 +34,7 @@ import networkx as nx
 
 from kg.atomic import output_errors, write_text
 from kg.graph import paper_key
-from kg.model import ENTITY_TYPES
+from kg.model import ENTITY_TYPES, parse_types
 
 HTML_FILE = "graph.html"
 TEMPLATE = "graph.html.j2"  # in kg/assets/, beside graph.js and graph.css
@@ -159,10 +159,7 @@ def select_subgraph(
     `counts` (papers per concept, see `concept_paper_counts`) saves recounting.
     """
     counts = counts if counts is not None else concept_paper_counts(graph)
-    wanted = {t.upper() for t in types} if types is not None else set(ENTITY_TYPES)
-    unknown = wanted - set(ENTITY_TYPES)
-    if unknown:
-        raise ValueError(f"unknown concept type(s): {', '.join(sorted(unknown))} (choose from {', '.join(ENTITY_TYPES)})")
+    wanted = set(parse_types(types)) if types is not None else set(ENTITY_TYPES)
     keep = [key for key, data in graph.nodes(data=True) if data.get("kind") == "paper" or data.get("type") in wanted]
     view: nx.DiGraph = graph.subgraph(keep)
     if focus is not None:

@@ -6,6 +6,7 @@ Their JSON shapes are documented in ``schemas/*.schema.json`` (paper, entities, 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal, get_args
 
@@ -13,6 +14,23 @@ EntityType = Literal["METHOD", "DATASET", "HARDWARE", "METRIC", "TASK"]
 ENTITY_TYPES: tuple[EntityType, ...] = get_args(EntityType)
 Role = Literal["proposed", "used"]
 ROLES: tuple[Role, ...] = get_args(Role)
+
+
+def parse_types(values: str | Iterable[str] | None) -> tuple[str, ...] | None:
+    """Concept types as users write them: "method, task" or ["METHOD", "task"] → ("METHOD", "TASK").
+
+    Commas separate, case and spaces do not matter, repeats are dropped; None stays None
+    (no filter). The one parser behind every ``--types``; ValueError names an unknown type.
+    """
+    if values is None:
+        return None
+    if isinstance(values, str):
+        values = (values,)
+    names = [part.strip().upper() for value in values for part in value.split(",") if part.strip()]
+    unknown = [name for name in names if name not in ENTITY_TYPES]
+    if unknown:
+        raise ValueError(f"unknown concept type {unknown[0]!r}; choose from {', '.join(ENTITY_TYPES)}")
+    return tuple(dict.fromkeys(names))
 
 
 def _tuples(cls: type, data: dict[str, Any]) -> dict[str, Any]:

@@ -1,10 +1,22 @@
-"""Helpers shared by the CLI commands (formatting and progress only; no library logic)."""
+"""Helpers shared by the CLI commands: options, progress, error text (no library logic).
+
+The options every command that reads a built graph takes (``--graph``, ``--base``,
+``--types``) are declared once here, so they parse and read the same everywhere.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import sys
 from collections.abc import Callable, Iterator
+from typing import TypeVar
+
+import click
+
+from kg.model import ENTITY_TYPES, parse_types
+from kg.rdf.terms import DEFAULT_BASE
+
+F = TypeVar("F", bound=Callable[..., object])
 
 # A progress callback: (stage description, items done, items total or None).
 Progress = Callable[[str, int, "int | None"], None]
@@ -34,3 +46,37 @@ def progress_reporter(*, enabled: bool = True) -> Iterator[Progress | None]:
             bar.update(tasks[stage], completed=done, total=total)
 
         yield report
+
+
+def graph_option(command: F) -> F:
+    """``--graph DIR``: the folder `kg build` wrote (or its graph.json), as ``graph_dir``."""
+    return click.option(
+        "--graph", "graph_dir", default="out", show_default=True, type=click.Path(),
+        help="Folder holding graph.json (from `kg build`), or the file itself.",
+    )(command)
+
+
+def base_option(command: F) -> F:
+    """``--base IRI``: where the data IRIs live; export, sparql and serve must agree on it."""
+    return click.option(
+        "--base", default=DEFAULT_BASE, show_default=True, metavar="IRI",
+        help="Base of the data IRIs (papers, concepts, annotations); the same for export, sparql and serve.",
+    )(command)
+
+
+def _concept_types(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...] | None:
+    try:
+        return parse_types(values) or None  # nothing given (or only commas): no filter
+    except ValueError as error:
+        raise click.BadParameter(str(error), ctx=ctx, param=param) from None
+
+
+def types_option(what: str) -> Callable[[F], F]:
+    """``--types METHOD,TASK`` (repeatable, any case) as ``types``: a tuple, or None for all types.
+
+    `what` says what the command does with them; the values read the same everywhere.
+    """
+    return click.option(
+        "--types", multiple=True, callback=_concept_types, metavar="TYPE,…",
+        help=f"{what}: {', '.join(ENTITY_TYPES)} (comma-separated or repeated, any case).",
+    )
