@@ -177,7 +177,7 @@ def load(directory: str | os.PathLike[str] = "out") -> nx.DiGraph:
     if path.is_dir():
         path = path / GRAPH_FILE
     if not path.is_file():
-        raise GraphNotFound(f"no graph at {path}; run `kg build INPUT… -o {path.parent}` first")
+        raise GraphNotFound(f"no graph at {path}", folder=str(path.parent))
     with path.open(encoding="utf-8") as handle:
         data = json.load(handle)
     if data.get("format") != FORMAT:

@@ -456,7 +456,7 @@ def open_index(directory: str | os.PathLike[str]) -> tuple[RelatedIndex, str]:
         folder = folder.parent
     graph_path = folder / GRAPH_FILE
     if not graph_path.is_file():
-        raise GraphNotFound(f"no graph at {graph_path}; run `kg build INPUT… -o {folder}` first")
+        raise GraphNotFound(f"no graph at {graph_path}", folder=str(folder))
     index_path = folder / INDEX_FILE
     if index_path.is_file():
         try:

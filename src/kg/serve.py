@@ -148,7 +148,7 @@ def open_server(directory: str | os.PathLike[str] = "out", *, host: str = "127.0
 
     folder = Path(directory)
     if not (folder / GRAPH_FILE if folder.is_dir() else folder).is_file():
-        load(folder)  # raises GraphNotFound with the usual hint
+        load(folder)  # raises GraphNotFound with the usual message
     return make_server(open_store(folder, base=base), host=host, port=port)
 
 

@@ -100,12 +100,12 @@ def parse_bindings(pairs: Mapping[str, str]) -> dict[str, ox.NamedNode | ox.Lite
     for name, value in pairs.items():
         variable = name.lstrip("?$")
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", variable):
-            raise QuerySyntaxError(f"--bind: {name!r} is not a SPARQL variable name")
+            raise QuerySyntaxError(f"{name!r} is not a SPARQL variable name", binding="")
         if value.startswith("<") and value.endswith(">"):
             try:
                 terms[variable] = ox.NamedNode(value[1:-1])
             except ValueError as error:
-                raise QuerySyntaxError(f"--bind {variable}: invalid IRI {value} ({error})") from error
+                raise QuerySyntaxError(f"invalid IRI {value} ({error})", binding=variable) from error
         else:
             terms[variable] = ox.Literal(value)
     return terms
@@ -156,7 +156,7 @@ def _oxigraph_syntax_error(message: str) -> QuerySyntaxError:
 
 
 def _unprojected(name: str) -> QueryFailed:
-    return QueryFailed(f"--bind {name}: the query must SELECT ?{name} to bind it")
+    return QueryFailed(f"the query must SELECT ?{name} to bind it", binding=name)
 
 
 def _oxigraph_syntax_check(text: str) -> QuerySyntaxError | None:

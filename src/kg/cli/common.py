@@ -2,6 +2,8 @@
 
 The options every command that reads a built graph takes (``--graph``, ``--base``,
 ``--types``) are declared once here, so they parse and read the same everywhere.
+`error_text` words a library error for the command line: the library states the problem,
+the CLI adds the command or flag that deals with it.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import TypeVar
 
 import click
 
+from kg.errors import GraphNotFound, InputError, KgError, QueryError
 from kg.model import ENTITY_TYPES, parse_types
 from kg.rdf.terms import DEFAULT_BASE
 
@@ -80,3 +83,14 @@ def types_option(what: str) -> Callable[[F], F]:
         "--types", multiple=True, callback=_concept_types, metavar="TYPE,…",
         help=f"{what}: {', '.join(ENTITY_TYPES)} (comma-separated or repeated, any case).",
     )
+
+
+def error_text(error: KgError) -> str:
+    """The text after ``Error:`` for a library error, with the flag or command that helps."""
+    if isinstance(error, QueryError) and error.binding is not None:
+        return f"--bind {error.binding}: {error.reason}" if error.binding else f"--bind: {error.reason}"
+    if isinstance(error, GraphNotFound) and error.folder is not None:
+        return f"{error.message}; run `kg build INPUT… -o {error.folder}` first"
+    if isinstance(error, InputError) and error.skippable:
+        return f"{error.message} (--skip-invalid skips invalid records)"
+    return error.message

@@ -80,7 +80,7 @@ def write_nt_shards(graph: nx.DiGraph, path: str | os.PathLike[str], *, shards: 
     Returns the number of triples written (over all shards).
     """
     if shards < 1:
-        raise OutputError(f"--shards must be at least 1, got {shards}")
+        raise OutputError(f"shards must be at least 1, got {shards}")
     paths = shard_paths(path, shards)
     buffers: list[list[ox.Triple]] = [[] for _ in range(shards)]
     count = 0
@@ -124,7 +124,7 @@ def export(
         raise OutputError(f"unsupported export format {format!r} (choose {', '.join(EXPORT_FORMATS)})")
     if shards is not None:
         if format != "nt":
-            raise OutputError(f"--shards needs --format nt (got {format})")
+            raise OutputError(f"shards are N-Triples files: format must be 'nt', not {format!r}")
         count = write_nt_shards(graph, path, shards=shards, base=base)
         return ExportResult(tuple(str(p) for p in shard_paths(path, shards)), count)
     if format == "graphml":
