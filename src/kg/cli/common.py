@@ -52,7 +52,7 @@ def progress_reporter(*, enabled: bool = True) -> Iterator[Progress | None]:
 
 
 def graph_option(command: F) -> F:
-    """``--graph DIR``: the folder `kg build` wrote (or its graph.json), as ``graph_dir``."""
+    """``--graph PATH``: the folder `kg build` wrote (or its graph.json), as ``graph_dir``."""
     return click.option(
         "--graph", "graph_dir", default="out", show_default=True, type=click.Path(),
         help="Folder holding graph.json (from `kg build`), or the file itself.",
