@@ -31,7 +31,8 @@ from pathlib import Path
 # the standard library's html package (networkx imports html.entities): drop it.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
-from kg import rdf, sparql  # noqa: E402
+from kg import sparql, store as kg_store  # noqa: E402
+from kg.rdf import writers  # noqa: E402
 from kg.graph import load  # noqa: E402
 
 
@@ -111,10 +112,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         count = 0
         for fmt in ("ttl", "nt"):
-            count, seconds = timed(rdf.write_rdf, graph, scratch / f"graph.{fmt}", format=fmt)
+            count, seconds = timed(writers.write_rdf, graph, scratch / f"graph.{fmt}", format=fmt)
             size = (scratch / f"graph.{fmt}").stat().st_size
             say(f"export {fmt:>3}: {seconds:6.1f} s  ({count:,} triples, {size / 1e6:,.0f} MB, {count / seconds:,.0f} triples/s)")
-        _, seconds = timed(rdf.write_nt_shards, graph, scratch / "shards" / "graph.nt", shards=4)
+        _, seconds = timed(writers.write_nt_shards, graph, scratch / "shards" / "graph.nt", shards=4)
         say(f"export nt --shards 4: {seconds:6.1f} s")
         shutil.rmtree(scratch / "shards")
 
@@ -127,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
             from kg.graph import save
 
             save(graph, scratch)
-            _, seconds = timed(rdf.open_store, scratch)
+            _, seconds = timed(kg_store.open_store, scratch)
             say(f"load oxigraph-disk (first `kg sparql`: build the cached store): {seconds:6.1f} s")
             backend, seconds = timed(sparql.open_backend, scratch, backend="oxigraph")
             say(f"load oxigraph-disk (later `kg sparql`: re-open the cache): {seconds:6.3f} s")

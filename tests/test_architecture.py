@@ -54,7 +54,7 @@ def import_graph() -> nx.DiGraph:
 def test_the_import_graph_sees_lazy_and_type_checking_imports():
     graph = import_graph()
     assert graph.has_edge("kg.builder", "kg.concepts")  # imported inside build()
-    assert graph.has_edge("kg.pipeline", "kg.components.roles")  # imported inside load_pipeline()
+    assert graph.has_edge("kg.components", "kg.components.roles")  # imported inside register()
     assert graph.has_edge("kg.concepts", "kg.resolve") and graph.has_edge("kg.concepts", "kg.propagate")
 
 

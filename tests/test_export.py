@@ -9,7 +9,7 @@ import pytest
 import rdflib
 from test_rdf import sample_graph
 
-from kg import rdf
+from kg.rdf import convert
 from kg.cli import main
 from kg.errors import ExitCode
 from kg.graph import save
@@ -22,7 +22,7 @@ def built(tmp_path):
 
 
 def expected_triples() -> set:
-    return set(rdf.to_rdflib(sample_graph()))
+    return set(convert.to_rdflib(sample_graph()))
 
 
 @pytest.mark.parametrize(("fmt", "parser"), [("ttl", "turtle"), ("nt", "nt"), ("jsonld", "json-ld")])

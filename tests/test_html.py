@@ -300,7 +300,7 @@ def test_cli_ambiguous_paper(graph_dir: Path, capsys) -> None:
 
 def test_cli_bad_types(graph_dir: Path, capsys) -> None:
     assert main(["html", "--graph", str(graph_dir), "--types", "METHOD,PERSON"]) == 2
-    assert "Error: Invalid value for '--types': unknown type PERSON (choose from METHOD, DATASET, HARDWARE, METRIC, TASK)" in capsys.readouterr().err
+    assert "Error: Invalid value for '--types': unknown concept type 'PERSON'; choose from METHOD, DATASET, HARDWARE, METRIC, TASK" in capsys.readouterr().err
 
 
 def test_cli_bad_min_papers(graph_dir: Path, capsys) -> None:

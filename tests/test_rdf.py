@@ -1,4 +1,4 @@
-"""kg.rdf: the RDF model, IRIs, serialisations, ontology and SHACL shapes.
+"""kg.rdf and kg.store: the RDF model, IRIs, serialisations, ontology and SHACL shapes.
 
 `sample_graph()` (also imported by the other RDF/SPARQL test modules) is a hand-made graph
 with every concept type, a proposed concept, a broader link, awkward ids and text.
@@ -20,16 +20,17 @@ from rdflib import Literal, URIRef
 from rdflib.compare import isomorphic
 from rdflib.namespace import RDF, RDFS, XSD
 
-from kg import rdf
-from kg.graph import build_graph
+from kg.graph import build_graph, write_graphml
+from kg.rdf import convert, terms, triples, writers
+from kg.store import to_store
 from kg.model import Concept, Mention, Paper, PaperEntities
 
-KG = rdflib.Namespace(rdf.KG)
+KG = rdflib.Namespace(terms.KG)
 DCT = rdflib.Namespace("http://purl.org/dc/terms/")
 SKOS = rdflib.Namespace("http://www.w3.org/2004/02/skos/core#")
 OA = rdflib.Namespace("http://www.w3.org/ns/oa#")
 PROV = rdflib.Namespace("http://www.w3.org/ns/prov#")
-BASE = rdf.DEFAULT_BASE
+BASE = terms.DEFAULT_BASE
 
 
 def mention(start: int, end: int, text: str, label: str, concept: str, role: str = "used", score: float = 0.9) -> Mention:
@@ -74,7 +75,7 @@ def sample_graph() -> nx.DiGraph:
 
 def turtle_of(graph: nx.DiGraph, fmt: str = "ttl") -> bytes:
     buffer = io.BytesIO()
-    rdf.serialize(graph, buffer, format=fmt)
+    writers.serialize(graph, buffer, format=fmt)
     return buffer.getvalue()
 
 
@@ -115,24 +116,24 @@ HIPPORAG = URIRef(BASE + "concept/method%2Fhipporag")
     ],
 )
 def test_iri_segment_examples(text: str, segment: str) -> None:
-    assert rdf.iri_segment(text) == segment
+    assert terms.iri_segment(text) == segment
 
 
 def test_long_ids_are_cut_and_hashed_deterministically() -> None:
     long_a, long_b = "x" * 500, "x" * 499 + "y"
-    seg_a, seg_b = rdf.iri_segment(long_a), rdf.iri_segment(long_b)
+    seg_a, seg_b = terms.iri_segment(long_a), terms.iri_segment(long_b)
     assert seg_a == "x" * 80 + "~" + hashlib.sha256(long_a.encode()).hexdigest()[:32]
     assert seg_a != seg_b and seg_a[:81] == seg_b[:81]
-    assert rdf.iri_segment(long_a) == seg_a  # stable
+    assert terms.iri_segment(long_a) == seg_a  # stable
     # a %XX triplet is never split at the cut
-    accented = rdf.iri_segment("é" * 100)
+    accented = terms.iri_segment("é" * 100)
     assert accented.split("~")[0].endswith("%A9") and len(accented.split("~")[0]) % 6 == 0
 
 
 def test_every_iri_is_valid_for_awkward_text() -> None:
     for text in ["", " ", "a/b/c", "<>\"{}|\\^`", "\n\t", "日本語", "\ud800", "x" * 5000, "?#[]@!$&'()*+,;="]:
-        ox.NamedNode(rdf.Iris().paper(text).value)  # raises ValueError on an invalid IRI
-        ox.NamedNode(rdf.Iris().concept(text).value)
+        ox.NamedNode(triples.Iris().paper(text).value)  # raises ValueError on an invalid IRI
+        ox.NamedNode(triples.Iris().concept(text).value)
 
 
 def test_lone_surrogates_become_replacement_characters() -> None:
@@ -146,9 +147,9 @@ def test_lone_surrogates_become_replacement_characters() -> None:
 
 
 def test_base_is_configurable_and_checked() -> None:
-    assert rdf.Iris("https://example.org/kg").paper("p1").value == "https://example.org/kg/paper/p1"
+    assert triples.Iris("https://example.org/kg").paper("p1").value == "https://example.org/kg/paper/p1"
     with pytest.raises(ValueError):
-        rdf.Iris("not an iri/")
+        triples.Iris("not an iri/")
 
 
 # --- the model ---------------------------------------------------------------------------
@@ -218,7 +219,7 @@ def test_mention_provenance() -> None:
 
 
 def test_triple_count() -> None:
-    assert sum(1 for _ in rdf.triples(sample_graph())) == 246
+    assert sum(1 for _ in triples.triples(sample_graph())) == 246
 
 
 # --- serialisations ----------------------------------------------------------------------
@@ -229,7 +230,7 @@ def test_turtle_is_deterministic_and_parses_back_isomorphic() -> None:
     first, second = turtle_of(graph), turtle_of(sample_graph())
     assert first == second
     parsed = parse(first)
-    expected = rdf.to_rdflib(graph)
+    expected = convert.to_rdflib(graph)
     assert len(parsed) == len(expected) == 246
     assert isomorphic(parsed, expected)
     assert set(parsed) == set(expected)  # no blank nodes: plain set equality
@@ -238,25 +239,25 @@ def test_turtle_is_deterministic_and_parses_back_isomorphic() -> None:
 @pytest.mark.parametrize(("fmt", "rdflib_format"), [("nt", "nt"), ("jsonld", "json-ld")])
 def test_other_formats_hold_the_same_triples(fmt: str, rdflib_format: str) -> None:
     graph = sample_graph()
-    assert set(parse(turtle_of(graph, fmt), rdflib_format)) == set(rdf.to_rdflib(graph))
+    assert set(parse(turtle_of(graph, fmt), rdflib_format)) == set(convert.to_rdflib(graph))
 
 
 def test_store_holds_the_same_triples() -> None:
     graph = sample_graph()
-    store = rdf.to_store(graph)
+    store = to_store(graph)
     assert len(store) == 246
-    assert {(q.subject, q.predicate, q.object) for q in store} == {(t.subject, t.predicate, t.object) for t in rdf.triples(graph)}
+    assert {(q.subject, q.predicate, q.object) for q in store} == {(t.subject, t.predicate, t.object) for t in triples.triples(graph)}
 
 
 def test_nt_shards_partition_by_subject(tmp_path) -> None:
     graph = sample_graph()
-    count = rdf.write_nt_shards(graph, tmp_path / "graph.nt", shards=3)
+    count = writers.write_nt_shards(graph, tmp_path / "graph.nt", shards=3)
     paths = sorted(tmp_path.iterdir())
     assert [p.name for p in paths] == ["graph-00000-of-00003.nt", "graph-00001-of-00003.nt", "graph-00002-of-00003.nt"]
     parts = [parse(p.read_bytes(), "nt") for p in paths]
     assert count == 246 == sum(len(part) for part in parts)
     union = set().union(*(set(part) for part in parts))
-    assert union == set(rdf.to_rdflib(graph))
+    assert union == set(convert.to_rdflib(graph))
     subjects = [set(part.subjects()) for part in parts]
     assert all(not (a & b) for i, a in enumerate(subjects) for b in subjects[i + 1 :])  # a subject lives in one shard
     assert all(len(part) > 0 for part in parts)
@@ -264,7 +265,7 @@ def test_nt_shards_partition_by_subject(tmp_path) -> None:
 
 def test_graphml_encodes_lists(tmp_path) -> None:
     graph = sample_graph()
-    rdf.write_graphml(graph, tmp_path / "g.graphml")
+    write_graphml(graph, tmp_path / "g.graphml")
     back = nx.read_graphml(tmp_path / "g.graphml")
     assert json.loads(back.nodes["paper:p1"]["authors"]) == ["Ada Lovelace", "Alan Turing"]
     assert json.loads(back.edges["paper:p1", "concept:method/hipporag"]["spans"]) == [[11, 19]]
@@ -278,9 +279,9 @@ def test_graphml_encodes_lists(tmp_path) -> None:
 
 def test_ontology_declares_every_kg_term_used_with_label_and_comment() -> None:
     onto = ontology()
-    declared = {s for s in onto.subjects(RDFS.label) if str(s).startswith(rdf.KG)}
+    declared = {s for s in onto.subjects(RDFS.label) if str(s).startswith(terms.KG)}
     data = parse(turtle_of(sample_graph()))
-    used = {term for triple in data for term in triple if isinstance(term, URIRef) and str(term).startswith(rdf.KG)}
+    used = {term for triple in data for term in triple if isinstance(term, URIRef) and str(term).startswith(terms.KG)}
     assert used and used <= declared, used - declared
     for term in declared:
         assert onto.value(term, RDFS.comment) is not None, term
@@ -349,7 +350,7 @@ def random_graphs(draw) -> nx.DiGraph:
 @given(random_graphs())
 def test_any_text_round_trips_through_turtle(graph: nx.DiGraph) -> None:
     data = turtle_of(graph)
-    expected = rdf.to_rdflib(graph)
+    expected = convert.to_rdflib(graph)
     parsed = parse(data)
     assert set(parsed) == set(expected)
     assert isomorphic(parsed, expected)

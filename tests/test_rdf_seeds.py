@@ -19,7 +19,8 @@ import pytest
 import rdflib
 from rdflib.compare import isomorphic
 
-from kg import rdf, sparql
+from kg import sparql
+from kg.rdf import convert, terms, triples
 from kg.graph import load
 
 SEEDS = Path(__file__).resolve().parents[1] / "seeds"
@@ -56,8 +57,8 @@ def backends(out):
 
 
 def test_graph_ttl_parses_back_isomorphic(graph, turtle) -> None:
-    expected = rdf.to_rdflib(graph)
-    assert len(turtle) == len(expected) == sum(1 for _ in rdf.triples(graph))
+    expected = convert.to_rdflib(graph)
+    assert len(turtle) == len(expected) == sum(1 for _ in triples.triples(graph))
     assert isomorphic(turtle, expected)
 
 
@@ -72,7 +73,7 @@ def test_graph_ttl_validates_against_shapes(turtle) -> None:
 def test_every_kg_term_is_declared(turtle) -> None:
     ontology = rdflib.Graph().parse(data=(files("kg.schemas") / "kg.ttl").read_text(encoding="utf-8"), format="turtle")
     declared = set(ontology.subjects(rdflib.RDFS.comment))
-    used = {t for triple in turtle for t in triple if isinstance(t, rdflib.URIRef) and str(t).startswith(rdf.KG)}
+    used = {t for triple in turtle for t in triple if isinstance(t, rdflib.URIRef) and str(t).startswith(terms.KG)}
     assert used - declared == set()
 
 

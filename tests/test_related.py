@@ -270,7 +270,7 @@ def test_cli_types(out, capsys):
     assert [(r["id"], [x["concept"] for x in r["reasons"]]) for r in data["results"]] == [("p5", ["task/anomaly-detection"])]
     assert main(["related", "p4", "--graph", str(out), "--types", "task,tool"]) == ExitCode.USAGE
     err = capsys.readouterr().err
-    assert "Invalid value for --types: unknown concept type 'TOOL'; choose from METHOD, DATASET, HARDWARE, METRIC, TASK" in err
+    assert "Error: Invalid value for '--types': unknown concept type 'TOOL'; choose from METHOD, DATASET, HARDWARE, METRIC, TASK" in err
 
 
 def test_cli_ambiguous(out, capsys):

@@ -17,7 +17,7 @@ from test_rdf import sample_graph
 from kg.cli import main
 from kg.errors import ExitCode, ServerError
 from kg.graph import save
-from kg.rdf import to_store
+from kg.store import to_store
 from kg.serve import endpoint_url, make_server, serve_in_thread
 
 QUERY = "SELECT ?id WHERE { ?p a fabio:ResearchPaper ; dcterms:identifier ?id } ORDER BY ?id"

@@ -1,6 +1,8 @@
 """Atomic file output: write to a temporary file beside the target, fsync, rename.
 
 A crash (or Ctrl-C) mid-write leaves the previous file, or none, never half a file.
+`output_errors` turns what the operating system says about a failed write into the one
+`OutputError` message every writer shares.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
+
+from kg.errors import OutputError
 
 
 def _umask() -> int:
@@ -54,3 +58,19 @@ def write_text(path: str | os.PathLike[str], text: str) -> None:
 def write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     with atomic_open(path, "wb") as handle:
         handle.write(data)
+
+
+@contextlib.contextmanager
+def output_errors(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Re-raise an OSError from the block as ``OutputError("cannot write PATH: reason")``."""
+    try:
+        yield
+    except OSError as error:
+        raise OutputError(f"cannot write {path}: {error.strerror or error}") from error
+
+
+def open_output(path: str | os.PathLike[str]) -> contextlib.AbstractContextManager[IO[bytes]]:
+    """Binary output for an export: `atomic_open`, refusing a folder with a clear message."""
+    if Path(path).is_dir():
+        raise OutputError(f"cannot write {path}: it is a folder")
+    return atomic_open(path, "wb")

@@ -100,7 +100,7 @@ def build(
     graph_path = save(graph, out)
     outputs.extend([str(entities_path), str(concepts_path), str(graph_path)])
     # RDF: streamed through pyoxigraph (fast at corpus scale), validated by schemas/shapes.ttl.
-    from kg.rdf import TURTLE_FILE, write_rdf
+    from kg.rdf.writers import TURTLE_FILE, write_rdf
 
     write_rdf(graph, out / TURTLE_FILE)
     outputs.append(str(out / TURTLE_FILE))

@@ -3,6 +3,8 @@
 The library never prints: it raises a `KgError` subclass carrying a one-line message.
 The CLI prints ``Error: <message>`` to stderr and exits with the class's `exit_code`.
 Codes are stable and documented in the README; one code per kind of failure.
+Messages state the problem in library terms; the attributes some errors carry (`folder`,
+`skippable`, `binding`) let the CLI add what to do in its own terms (a command, a flag).
 """
 
 from __future__ import annotations
@@ -46,6 +48,8 @@ class KgError(Exception):
 class InputError(KgError):
     """A problem with an input file; `where` names the file and, if known, line or record."""
 
+    skippable = False  # True for a bad record that reading with skip_invalid=True would skip
+
     def __init__(self, message: str, *, path: str | None = None, line: int | None = None) -> None:
         self.path = path
         self.line = line
@@ -84,6 +88,10 @@ class EmptyCorpus(KgError):
 class GraphNotFound(KgError):
     exit_code = ExitCode.GRAPH_NOT_FOUND
 
+    def __init__(self, message: str, *, folder: str | None = None) -> None:
+        super().__init__(message)
+        self.folder = folder  # where a graph was expected (None: a file that is not a graph)
+
 
 class PaperNotFound(KgError):
     exit_code = ExitCode.PAPER_NOT_FOUND
@@ -101,11 +109,22 @@ class AmbiguousPaper(KgError):
         self.candidates = candidates
 
 
-class QuerySyntaxError(KgError):
+class QueryError(KgError):
+    """A SPARQL query that cannot run. `binding` names the bound variable at fault ("" for
+    the bindings as a whole; None when no binding is), `reason` is the message without it."""
+
+    def __init__(self, message: str, *, binding: str | None = None) -> None:
+        where = None if binding is None else f"binding {binding}" if binding else "bindings"
+        super().__init__(message if where is None else f"{where}: {message}")
+        self.reason = message
+        self.binding = binding
+
+
+class QuerySyntaxError(QueryError):
     exit_code = ExitCode.QUERY_SYNTAX
 
 
-class QueryFailed(KgError):
+class QueryFailed(QueryError):
     exit_code = ExitCode.QUERY_FAILED
 
 

@@ -15,7 +15,8 @@ Edges:
 * concept → broader concept, kind="broader"
 
 `load` needs only the standard library and networkx: commands that read a built graph
-never import spaCy (and `content_id` not even networkx).
+never import spaCy (and `content_id` not even networkx). GraphML, the other file format of
+the networkx graph itself (not RDF: that is `kg.rdf`), is written here too.
 """
 
 from __future__ import annotations
@@ -26,9 +27,9 @@ import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from kg.atomic import atomic_open
+from kg.atomic import atomic_open, open_output, output_errors
 from kg.errors import GraphNotFound
 from kg.model import Concept, Paper, PaperEntities
 
@@ -158,15 +159,58 @@ def content_id(directory: str | os.PathLike[str]) -> str | None:
     return match.group(1) if match else None
 
 
+def graph_stamp(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """What identifies a saved graph: its content id (size and mtime for an older file
+    without one). Every derived file (related.idx, graph.oxigraph/) records it and is stale
+    when it differs; content, not mtime, so a copied or touched graph.json is still fresh."""
+    cid = content_id(path)
+    if cid is not None:
+        return {"content_id": cid}
+    target = Path(path)
+    stat = (target / GRAPH_FILE if target.is_dir() else target).stat()
+    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+
+
 def load(directory: str | os.PathLike[str] = "out") -> nx.DiGraph:
     """Load a graph written by `kg build` from `directory` (or a path to graph.json)."""
     path = Path(directory)
     if path.is_dir():
         path = path / GRAPH_FILE
     if not path.is_file():
-        raise GraphNotFound(f"no graph at {path}; run `kg build INPUT… -o {path.parent}` first")
+        raise GraphNotFound(f"no graph at {path}", folder=str(path.parent))
     with path.open(encoding="utf-8") as handle:
         data = json.load(handle)
     if data.get("format") != FORMAT:
         raise GraphNotFound(f"{path} is not a kg graph file")
     return from_json(data)
+
+
+def graphml_ready(graph: nx.DiGraph) -> nx.DiGraph:
+    """A copy GraphML can hold: lists/dicts become JSON strings, None values are dropped."""
+    import networkx as nx
+
+    def encode(attrs: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in attrs.items():
+            if value is None:
+                continue
+            out[key] = json.dumps(value, ensure_ascii=False) if isinstance(value, (list, tuple, dict)) else value
+        return out
+
+    copy = nx.DiGraph(**encode(graph.graph))
+    copy.add_nodes_from((n, encode(d)) for n, d in sorted(graph.nodes(data=True)))
+    copy.add_edges_from((u, v, encode(d)) for u, v, d in sorted(graph.edges(data=True), key=lambda e: (e[0], e[1])))
+    return copy
+
+
+def serialize_graphml(graph: nx.DiGraph, output: IO[bytes]) -> None:
+    """Write the graph as GraphML (UTF-8) to a binary file object."""
+    import networkx as nx
+
+    nx.write_graphml(graphml_ready(graph), output, encoding="utf-8")
+
+
+def write_graphml(graph: nx.DiGraph, path: str | os.PathLike[str]) -> None:
+    """Write the graph as GraphML to `path`, atomically."""
+    with output_errors(path), open_output(path) as handle:
+        serialize_graphml(graph, handle)

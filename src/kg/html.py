@@ -32,11 +32,10 @@ from urllib.parse import urlsplit
 
 import networkx as nx
 
-from kg.atomic import write_text
-from kg.errors import OutputError
+from kg.atomic import output_errors, write_text
 from kg.graph import paper_key
 from kg.lookup import PaperLookup
-from kg.model import ENTITY_TYPES
+from kg.model import ENTITY_TYPES, parse_types
 
 HTML_FILE = "graph.html"
 TEMPLATE = "graph.html.j2"  # in kg/assets/, beside graph.js and graph.css
@@ -159,10 +158,7 @@ def select_subgraph(
     `counts` (papers per concept, see `concept_paper_counts`) saves recounting.
     """
     counts = counts if counts is not None else concept_paper_counts(graph)
-    wanted = {t.upper() for t in types} if types is not None else set(ENTITY_TYPES)
-    unknown = wanted - set(ENTITY_TYPES)
-    if unknown:
-        raise ValueError(f"unknown concept type(s): {', '.join(sorted(unknown))} (choose from {', '.join(ENTITY_TYPES)})")
+    wanted = set(parse_types(types)) if types is not None else set(ENTITY_TYPES)
     keep = [key for key, data in graph.nodes(data=True) if data.get("kind") == "paper" or data.get("type") in wanted]
     view: nx.DiGraph = graph.subgraph(keep)
     if focus is not None:
@@ -386,10 +382,8 @@ def write_html(
     selection = select_subgraph(graph, focus=focus, depth=depth, types=types, min_papers=min_papers, max_nodes=max_nodes, counts=counts)
     view = selection.graph
     page = render_html(view, min_papers=selection.min_papers, papers_available=selection.papers_available, counts=counts)
-    try:
+    with output_errors(path):
         write_text(path, page)
-    except OSError as error:
-        raise OutputError(f"cannot write {path}: {error.strerror or error}") from error
     papers = sum(1 for _, data in view.nodes(data=True) if data.get("kind") == "paper")
     return HtmlSummary(
         path=str(path),

@@ -10,7 +10,7 @@ same field names.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal, get_args
 
@@ -20,6 +20,23 @@ Role = Literal["proposed", "used"]
 ROLES: tuple[Role, ...] = get_args(Role)
 # How a stage reports progress: (stage description, items done, items total or None).
 Progress = Callable[[str, int, "int | None"], None]
+
+
+def parse_types(values: str | Iterable[str] | None) -> tuple[str, ...] | None:
+    """Concept types as users write them: "method, task" or ["METHOD", "task"] → ("METHOD", "TASK").
+
+    Commas separate, case and spaces do not matter, repeats are dropped; None stays None
+    (no filter). The one parser behind every ``--types``; ValueError names an unknown type.
+    """
+    if values is None:
+        return None
+    if isinstance(values, str):
+        values = (values,)
+    names = [part.strip().upper() for value in values for part in value.split(",") if part.strip()]
+    unknown = [name for name in names if name not in ENTITY_TYPES]
+    if unknown:
+        raise ValueError(f"unknown concept type {unknown[0]!r}; choose from {', '.join(ENTITY_TYPES)}")
+    return tuple(dict.fromkeys(names))
 
 
 def _tuples(cls: type, data: dict[str, Any]) -> dict[str, Any]:

@@ -60,7 +60,7 @@ def check_recognizer(path: str | os.PathLike[str]) -> str:
     try:
         meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        raise ModelError("not a model folder (no readable meta.json; `kg train` writes one)", path=str(path)) from None
+        raise ModelError("not a model folder (no readable meta.json, which kg's trainer writes)", path=str(path)) from None
     if not isinstance(meta, dict) or "ner" not in meta.get("pipeline", []):
         raise ModelError("not an entity recognizer (its pipeline has no ner)", path=str(path))
     return str(folder)
@@ -149,7 +149,7 @@ def load_pipeline(model: str = MODEL, recognizer: str | None = _DEFAULT) -> Lang
     if recognizer == _DEFAULT and path is None:
         warnings.warn(
             "kg's trained entity recognizer is not installed (kg/models/recognizer); extracting with "
-            "rules alone (fewer entities found). Reinstall kg, or pass a model from `kg train`.",
+            "rules alone (fewer entities found). Reinstall kg to get it back.",
             NoRecognizerWarning,
             stacklevel=2,
         )

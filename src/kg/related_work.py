@@ -44,9 +44,9 @@ from typing import TYPE_CHECKING, Any
 
 from kg.atomic import atomic_open
 from kg.errors import GraphNotFound
-from kg.graph import GRAPH_FILE, content_id  # kg.graph imports networkx only to make graphs
+from kg.graph import GRAPH_FILE, graph_stamp  # kg.graph imports networkx only to make graphs
 from kg.lookup import PaperLookup, fold_titles, one_line, paper_id
-from kg.model import ENTITY_TYPES
+from kg.model import parse_types
 
 if TYPE_CHECKING:  # networkx is imported only by the graph fallback: it costs ~0.4 s
     import networkx as nx
@@ -354,7 +354,7 @@ def related(graph: nx.DiGraph, paper: str, *, top: int = 10, types: Iterable[str
     >>> [(r.id, round(r.score, 3)) for r in kg.related(g, "HippoRAG", top=3)]
     """
     index = index_of(graph)
-    return index.rank(lookup_of(index).find(paper), top=top, types=_check_types(types))
+    return index.rank(lookup_of(index).find(paper), top=top, types=parse_types(types) or None)
 
 
 def find_related(
@@ -363,7 +363,7 @@ def find_related(
     """`kg related`: use ``DIR/related.idx`` when it matches ``DIR/graph.json``, else the graph."""
     index, source = open_index(directory)
     number = lookup_of(index).find(paper)
-    results = index.rank(number, top=top, types=_check_types(types))
+    results = index.rank(number, top=top, types=parse_types(types) or None)
     return RelatedResult(index.paper_ids[number], index.titles[number], tuple(results), source)
 
 
@@ -379,7 +379,7 @@ def open_index(directory: str | os.PathLike[str]) -> tuple[RelatedIndex, str]:
         folder = folder.parent
     graph_path = folder / GRAPH_FILE
     if not graph_path.is_file():
-        raise GraphNotFound(f"no graph at {graph_path}; run `kg build INPUT… -o {folder}` first")
+        raise GraphNotFound(f"no graph at {graph_path}", folder=str(folder))
     index_path = folder / INDEX_FILE
     if index_path.is_file():
         try:
@@ -397,34 +397,6 @@ def write_index(graph: nx.DiGraph, directory: str | os.PathLike[str]) -> Path:
     """Write ``DIR/related.idx`` for the graph just saved as ``DIR/graph.json`` (called by `kg build`)."""
     folder = Path(directory)
     return index_of(graph).save(folder / INDEX_FILE, graph_stamp=graph_stamp(folder / GRAPH_FILE))
-
-
-def graph_stamp(path: Path) -> dict[str, Any]:
-    """What identifies a graph.json: the content id in its header (size and mtime for an older
-    file without one). An index records it; a different stamp means the index is stale."""
-    cid = content_id(path)
-    if cid is not None:
-        return {"content_id": cid}
-    stat = path.stat()
-    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
-
-
-def parse_types(text: str | None) -> tuple[str, ...] | None:
-    """"method, task" -> ("METHOD", "TASK"); ValueError names an unknown type."""
-    if text is None or not text.strip():
-        return None
-    names = tuple(sorted({part.strip().upper() for part in text.split(",") if part.strip()}))
-    return _check_types(names)
-
-
-def _check_types(types: Iterable[str] | None) -> tuple[str, ...] | None:
-    if types is None:
-        return None
-    names = tuple(types)
-    unknown = [name for name in names if name not in ENTITY_TYPES]
-    if unknown:
-        raise ValueError(f"unknown concept type {unknown[0]!r}; choose from {', '.join(ENTITY_TYPES)}")
-    return names
 
 
 def _csr(rows: list[list[tuple[int, int]]]) -> tuple[array.array, array.array, array.array]:

@@ -27,7 +27,8 @@ from urllib.parse import parse_qs, urlsplit
 import pyoxigraph as ox
 
 from kg.errors import ServerError
-from kg.rdf import DEFAULT_BASE, PREFIXES, open_store
+from kg.rdf.terms import DEFAULT_BASE, PREFIXES
+from kg.store import open_store
 from kg.sparql import _oxigraph_syntax_error
 
 MAX_BODY = 1_000_000
@@ -147,7 +148,7 @@ def open_server(directory: str | os.PathLike[str] = "out", *, host: str = "127.0
 
     folder = Path(directory)
     if not (folder / GRAPH_FILE if folder.is_dir() else folder).is_file():
-        load(folder)  # raises GraphNotFound with the usual hint
+        load(folder)  # raises GraphNotFound with the usual message
     return make_server(open_store(folder, base=base), host=host, port=port)
 
 

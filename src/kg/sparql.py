@@ -1,14 +1,14 @@
 """SPARQL over the graph with two backends that return the same rows.
 
 * ``oxigraph`` — a pyoxigraph Store. Over a built folder it is cached on disk next to
-  graph.json (``graph.oxigraph/``, see `kg.rdf.open_store`), so only the first query
+  graph.json (``graph.oxigraph/``, see `kg.store.open_store`), so only the first query
   after a build pays for loading; later ones open the store in milliseconds.
 * ``rdflib`` — rdflib's in-memory engine over a Graph built from graph.json. Fine for
   small graphs; slow on millions of triples.
 * ``auto`` — Oxigraph for big graphs (graph.json ≥ 2 MB, ~1,000 papers, or an estimated
   100k triples for an in-memory graph), rdflib below.
 
-Queries may use the kg prefixes (kg:, dcterms:, skos:, …; `kg.rdf.PREFIXES`) without
+Queries may use the kg prefixes (kg:, dcterms:, skos:, …; `kg.rdf.terms.PREFIXES`) without
 declaring them. Parameters are SEP-0007 substitutions: ``bindings={"dataset": "MuSiQue"}``
 binds ``?dataset`` to the string "MuSiQue" before evaluation (``"<iri>"`` binds an IRI).
 Rows come back as plain `Term`s, normalised so both backends compare equal.
@@ -22,13 +22,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import networkx as nx
 import pyoxigraph as ox
 
 from kg.errors import InputNotFound, QueryFailed, QuerySyntaxError
-from kg.rdf import DEFAULT_BASE, PREFIXES, estimated_triples, open_store, to_rdflib, to_store
+from kg.rdf.terms import DEFAULT_BASE, PREFIXES
+from kg.rdf.triples import estimated_triples
+from kg.store import open_store, to_store
+
+if TYPE_CHECKING:  # a query over the cached store never needs networkx (~0.2 s to import)
+    import networkx as nx
 
 Backend = Literal["auto", "rdflib", "oxigraph"]
 BACKENDS: tuple[str, ...] = ("auto", "rdflib", "oxigraph")
@@ -96,12 +100,12 @@ def parse_bindings(pairs: Mapping[str, str]) -> dict[str, ox.NamedNode | ox.Lite
     for name, value in pairs.items():
         variable = name.lstrip("?$")
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", variable):
-            raise QuerySyntaxError(f"--bind: {name!r} is not a SPARQL variable name")
+            raise QuerySyntaxError(f"{name!r} is not a SPARQL variable name", binding="")
         if value.startswith("<") and value.endswith(">"):
             try:
                 terms[variable] = ox.NamedNode(value[1:-1])
             except ValueError as error:
-                raise QuerySyntaxError(f"--bind {variable}: invalid IRI {value} ({error})") from error
+                raise QuerySyntaxError(f"invalid IRI {value} ({error})", binding=variable) from error
         else:
             terms[variable] = ox.Literal(value)
     return terms
@@ -152,7 +156,7 @@ def _oxigraph_syntax_error(message: str) -> QuerySyntaxError:
 
 
 def _unprojected(name: str) -> QueryFailed:
-    return QueryFailed(f"--bind {name}: the query must SELECT ?{name} to bind it")
+    return QueryFailed(f"the query must SELECT ?{name} to bind it", binding=name)
 
 
 def _oxigraph_syntax_check(text: str) -> QuerySyntaxError | None:
@@ -213,7 +217,9 @@ class RdflibBackend:
         from rdflib.plugins.sparql import prepareQuery
         from pyparsing import ParseException
 
-        init = {k: _to_rdflib(v) for k, v in parse_bindings(bindings or {}).items()}
+        from kg.rdf.convert import to_rdflib_term
+
+        init = {k: to_rdflib_term(v) for k, v in parse_bindings(bindings or {}).items()}
         try:
             prepared = prepareQuery(text, initNs=PREFIXES)
         except ParseException as error:
@@ -239,14 +245,6 @@ class RdflibBackend:
             raise QueryFailed(f"SPARQL query failed: {error}") from error
         except (OSError, ValueError, TypeError, KeyError, ZeroDivisionError) as error:
             raise QueryFailed(f"SPARQL query failed: {type(error).__name__}: {error}") from error
-
-
-def _to_rdflib(term: ox.NamedNode | ox.Literal) -> Any:
-    import rdflib
-
-    if isinstance(term, ox.NamedNode):
-        return rdflib.URIRef(term.value)
-    return rdflib.Literal(term.value)
 
 
 def _rdflib_term(term: Any) -> Term | None:
@@ -281,11 +279,13 @@ def open_backend(
 
     if backend not in BACKENDS:
         raise QueryFailed(f"unknown backend {backend!r} (choose {', '.join(BACKENDS)})")
-    if isinstance(source, nx.DiGraph):
+    if not isinstance(source, (str, os.PathLike)):  # an in-memory graph
         if backend == "auto":
             backend = "oxigraph" if estimated_triples(source) >= AUTO_OXIGRAPH_TRIPLES else "rdflib"
         if backend == "oxigraph":
             return OxigraphBackend(to_store(source, base=base))
+        from kg.rdf.convert import to_rdflib  # imports rdflib: only for this backend
+
         return RdflibBackend(to_rdflib(source, base=base))
     folder = Path(source)
     graph_file = folder / GRAPH_FILE if folder.is_dir() else folder
@@ -296,6 +296,8 @@ def open_backend(
         if not graph_file.is_file():
             load(folder)  # raises GraphNotFound with the usual message
         return OxigraphBackend(open_store(graph_file, base=base, cache=cache))
+    from kg.rdf.convert import to_rdflib
+
     return RdflibBackend(to_rdflib(load(folder), base=base))
 
 

@@ -101,7 +101,7 @@ def gather(gold: Sequence[str], *, dev: Sequence[str] = (), hold_out: dict[str, 
     if not train:
         raise GoldFormatError("no training documents", path=str(gold[0]) if gold else "", line=None)
     if not dev_docs:
-        raise GoldFormatError("no dev documents: give --dev or hold some out", path=str(gold[0]), line=None)
+        raise GoldFormatError("no dev documents: none given and none held out", path=str(gold[0]), line=None)
     return TrainingData(tuple(train), tuple(dev_docs), tuple(sources))
 
 
@@ -270,7 +270,7 @@ def model_card(meta: dict[str, Any]) -> str:
     lines = [
         f"# {meta.get('name', 'kg_recognizer')} {meta.get('version', '')}".rstrip(),
         "",
-        "An entity recognizer for kg (spaCy tok2vec + NER, CPU), trained by `kg train`.",
+        "An entity recognizer for kg (spaCy tok2vec + NER, CPU), trained with kg.training (the train command).",
         f"Labels: {', '.join(meta.get('labels', {}).get('ner', LABELS))}. spaCy {meta.get('spacy_version', '')}.",
         "",
         "## Training data",

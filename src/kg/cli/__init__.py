@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import click
 
+from kg.cli.common import error_text
 from kg.errors import ExitCode, KgError
 
 # name -> "module:attribute" of a click command; modules are imported lazily.
@@ -55,7 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         status = cli.main(args=list(argv) if argv is not None else None, prog_name="kg", standalone_mode=False)
     except KgError as error:
-        click.echo(f"Error: {error.message}", err=True)
+        click.echo(f"Error: {error_text(error)}", err=True)
         return int(error.exit_code)
     except click.exceptions.Abort:
         click.echo("Aborted.", err=True)

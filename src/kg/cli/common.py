@@ -1,12 +1,25 @@
-"""Helpers shared by the CLI commands (formatting and progress only; no library logic)."""
+"""Helpers shared by the CLI commands: options, progress, error text (no library logic).
+
+The options every command that reads a built graph takes (``--graph``, ``--base``,
+``--types``) are declared once here, so they parse and read the same everywhere.
+`error_text` words a library error for the command line: the library states the problem,
+the CLI adds the command or flag that deals with it.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import TypeVar
 
-from kg.model import Progress
+import click
+
+from kg.errors import GraphNotFound, InputError, KgError, QueryError
+from kg.model import ENTITY_TYPES, Progress, parse_types
+from kg.rdf.terms import DEFAULT_BASE
+
+F = TypeVar("F", bound=Callable[..., object])
 
 
 
@@ -34,3 +47,48 @@ def progress_reporter(*, enabled: bool = True) -> Iterator[Progress | None]:
             bar.update(tasks[stage], completed=done, total=total)
 
         yield report
+
+
+def graph_option(command: F) -> F:
+    """``--graph PATH``: the folder `kg build` wrote (or its graph.json), as ``graph_dir``."""
+    return click.option(
+        "--graph", "graph_dir", default="out", show_default=True, type=click.Path(),
+        help="Folder holding graph.json (from `kg build`), or the file itself.",
+    )(command)
+
+
+def base_option(command: F) -> F:
+    """``--base IRI``: where the data IRIs live; export, sparql and serve must agree on it."""
+    return click.option(
+        "--base", default=DEFAULT_BASE, show_default=True, metavar="IRI",
+        help="Base of the data IRIs (papers, concepts, annotations); the same for export, sparql and serve.",
+    )(command)
+
+
+def _concept_types(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...] | None:
+    try:
+        return parse_types(values) or None  # nothing given (or only commas): no filter
+    except ValueError as error:
+        raise click.BadParameter(str(error), ctx=ctx, param=param) from None
+
+
+def types_option(what: str) -> Callable[[F], F]:
+    """``--types METHOD,TASK`` (repeatable, any case) as ``types``: a tuple, or None for all types.
+
+    `what` says what the command does with them; the values read the same everywhere.
+    """
+    return click.option(
+        "--types", multiple=True, callback=_concept_types, metavar="TYPE,…",
+        help=f"{what}: {', '.join(ENTITY_TYPES)} (comma-separated or repeated, any case).",
+    )
+
+
+def error_text(error: KgError) -> str:
+    """The text after ``Error:`` for a library error, with the flag or command that helps."""
+    if isinstance(error, QueryError) and error.binding is not None:
+        return f"--bind {error.binding}: {error.reason}" if error.binding else f"--bind: {error.reason}"
+    if isinstance(error, GraphNotFound) and error.folder is not None:
+        return f"{error.message}; run `kg build INPUT… -o {error.folder}` first"
+    if isinstance(error, InputError) and error.skippable:
+        return f"{error.message} (--skip-invalid skips invalid records)"
+    return error.message

@@ -6,26 +6,15 @@ from pathlib import Path
 
 import click
 
-from kg.model import ENTITY_TYPES
-
-
-def _split_types(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...] | None:
-    """--types METHOD,DATASET or --types METHOD --types DATASET, any case."""
-    if not values:
-        return None
-    types = tuple(part.strip().upper() for value in values for part in value.split(",") if part.strip())
-    unknown = sorted(set(types) - set(ENTITY_TYPES))
-    if unknown:
-        raise click.BadParameter(f"unknown type {', '.join(unknown)} (choose from {', '.join(ENTITY_TYPES)})")
-    return types
+from kg.cli.common import graph_option, types_option
 
 
 @click.command()
-@click.option("--graph", "graph_dir", default="out", show_default=True, help="Folder holding graph.json (written by `kg build`), or the file itself.")
+@graph_option
 @click.option("-o", "--output", default=None, help="HTML file to write.  [default: graph.html beside graph.json]")
 @click.option("--focus", metavar="PAPER", default=None, help="Draw only the neighbourhood of this paper (id or title fragment).")
 @click.option("--depth", default=2, show_default=True, type=click.IntRange(min=0), help="Hops around --focus to include.")
-@click.option("--types", multiple=True, callback=_split_types, metavar="TYPES", help=f"Concept types to draw, comma-separated ({','.join(ENTITY_TYPES)}); papers are always drawn.")
+@types_option("Concept types to draw (papers are always drawn)")
 @click.option("--min-papers", default=None, type=click.IntRange(min=1), help="Drop concepts mentioned by fewer papers.  [default: 1, raised automatically to keep big graphs near --max-nodes]")
 @click.option("--max-nodes", default=5000, show_default=True, type=click.IntRange(min=1), help="Without --min-papers: size the page near this many nodes (threshold raised; if papers alone are too many, the best linked are kept).")
 def html(graph_dir: str, output: str | None, focus: str | None, depth: int, types: tuple[str, ...] | None, min_papers: int | None, max_nodes: int) -> None:

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 
 import click
 
+from kg.cli.common import graph_option, types_option
+
 if TYPE_CHECKING:
     from kg.related_work import RelatedResult
 
@@ -17,24 +19,20 @@ if TYPE_CHECKING:
 @click.command()
 @click.argument("paper")
 @click.option("-k", "--top", default=10, show_default=True, type=click.IntRange(min=1), help="How many related papers.")
-@click.option("--types", default=None, metavar="TYPE,…", help="Count only shared concepts of these types (METHOD, DATASET, TASK, METRIC, HARDWARE).")
-@click.option("--graph", "graph_dir", default="out", show_default=True, type=click.Path(), help="Folder written by `kg build`.")
+@types_option("Count only shared concepts of these types")
+@graph_option
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 @click.option("--reasons", "max_reasons", default=5, show_default=True, type=click.IntRange(min=0), help="Shared concepts shown per result (text output; --json shows all).")
-def related(paper: str, top: int, types: str | None, graph_dir: str, as_json: bool, max_reasons: int) -> None:
+def related(paper: str, top: int, types: tuple[str, ...] | None, graph_dir: str, as_json: bool, max_reasons: int) -> None:
     """Papers related to PAPER: an id, a title, or words of the title in any order.
 
     Papers are ranked by the concepts they share with PAPER, rare concepts and
     proposed (not merely used) ones counting more; each result lists the shared
     concepts that explain its score, strongest first.
     """
-    from kg.related_work import find_related, parse_types
+    from kg.related_work import find_related
 
-    try:
-        wanted = parse_types(types)
-    except ValueError as error:
-        raise click.BadParameter(str(error), param_hint="--types") from None
-    result = find_related(graph_dir, paper, top=top, types=wanted)
+    result = find_related(graph_dir, paper, top=top, types=types)
     if as_json:
         click.echo(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
     else:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import click
 
-from kg.rdf import DEFAULT_BASE
+from kg.cli.common import base_option, graph_option
 
 
 @click.command()
-@click.option("--graph", "graph_dir", default="out", show_default=True, type=click.Path(), help="Folder holding graph.json (from `kg build`).")
+@graph_option
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (loopback by default: this machine only).")
 @click.option("--port", default=7878, show_default=True, type=click.IntRange(0, 65535), help="TCP port (0: any free port).")
-@click.option("--base", default=DEFAULT_BASE, show_default=True, help="Base of the data IRIs.")
+@base_option
 def serve(graph_dir: str, host: str, port: int, base: str) -> None:
     """Serve the graph as a read-only SPARQL 1.1 endpoint at http://HOST:PORT/sparql.
 

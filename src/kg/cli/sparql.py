@@ -8,7 +8,7 @@ import json
 
 import click
 
-from kg.rdf import DEFAULT_BASE
+from kg.cli.common import base_option, graph_option
 from kg.sparql import BACKENDS, QueryResult, Term
 
 
@@ -24,11 +24,11 @@ def parse_bind(ctx: click.Context, param: click.Parameter, values: tuple[str, ..
 
 @click.command()
 @click.argument("query_spec", metavar="QUERY")
-@click.option("--graph", "graph_dir", default="out", show_default=True, type=click.Path(), help="Folder holding graph.json (from `kg build`).")
+@graph_option
 @click.option("--format", "output_format", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True, help="table for people; csv and json are the SPARQL 1.1 results formats.")
 @click.option("--backend", type=click.Choice(BACKENDS), default="auto", show_default=True, help="auto: Oxigraph for big graphs, rdflib for small ones.")
 @click.option("--bind", "bindings", multiple=True, metavar="NAME=VALUE", callback=parse_bind, help="Bind ?NAME to the string VALUE (or to an IRI written <…>) before running. Repeatable.")
-@click.option("--base", default=DEFAULT_BASE, show_default=True, help="Base of the data IRIs (as given to `kg export --base`).")
+@base_option
 @click.option("--no-cache", is_flag=True, help="Do not create or reuse the Oxigraph store cached next to graph.json.")
 def sparql(query_spec: str, graph_dir: str, output_format: str, backend: str, bindings: dict[str, str], base: str, no_cache: bool) -> None:
     """Run a SPARQL QUERY over the graph and print the rows.
@@ -102,7 +102,7 @@ def format_table(result: QueryResult) -> str:
 
 
 def _table_value(term: Term | None) -> str:
-    from kg.rdf import PREFIXES
+    from kg.rdf.terms import PREFIXES
 
     if term is None:
         return ""

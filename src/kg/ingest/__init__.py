@@ -50,7 +50,8 @@ def read_corpus(
         for item in _records(source, stdin=stdin, skip_invalid=skip_invalid):
             if isinstance(item, InputError):
                 if not skip_invalid:
-                    raise _with_hint(item)
+                    item.skippable = True  # skip_invalid=True would have skipped it
+                    raise item
                 skipped.append(_skip_entry(item, source))
             else:
                 candidates.append(item)
@@ -95,13 +96,6 @@ def _raw_records(kind: Format, text: str, *, name: str) -> Iterator[RawRecord | 
 
 def _texts(paper: Paper) -> str:
     return "\n".join([paper.id, paper.title, paper.abstract, *paper.authors, *paper.keywords, paper.venue or "", paper.url or ""])
-
-
-def _with_hint(error: InputError) -> InputError:
-    """The same error, telling the user that such records can be skipped."""
-    where = error.path if error.line is None else f"{error.path}:{error.line}"
-    reason = error.message.removeprefix(f"{where}: ")
-    return type(error)(f"{reason} (--skip-invalid skips invalid records)", path=error.path, line=error.line)
 
 
 def _skip_entry(error: InputError, source: Source) -> tuple[str, int, str]:

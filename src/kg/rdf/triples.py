@@ -1,0 +1,260 @@
+"""The graph's RDF form as one stream of pyoxigraph triples, in a deterministic order.
+
+`triples(graph)` walks the networkx graph (format in `kg.graph`) sorted, grouped by subject;
+every sink (`kg.rdf.writers`, `kg.store`, `kg.rdf.convert`) consumes this one stream, so
+every format and both SPARQL backends hold exactly the same triples. The model is described
+in `kg.rdf`; `Iris` mints the data IRIs, one percent-encoded segment per id (`iri_segment`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+import pyoxigraph as ox
+
+from kg.rdf.terms import DEFAULT_BASE, PREFIXES, TYPE_TERMS, iri_segment
+
+if TYPE_CHECKING:  # only the graph's methods are used: no networkx import needed here
+    import networkx as nx
+
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def _n(prefix: str, local: str) -> ox.NamedNode:
+    return ox.NamedNode(PREFIXES[prefix] + local)
+
+
+RDF_TYPE = _n("rdf", "type")
+RDFS_LABEL = _n("rdfs", "label")
+XSD_STRING = _n("xsd", "string")
+XSD_DECIMAL = _n("xsd", "decimal")
+XSD_GYEAR = _n("xsd", "gYear")
+XSD_ANYURI = _n("xsd", "anyURI")
+FABIO_PAPER = _n("fabio", "ResearchPaper")
+SCHEMA_ARTICLE = _n("schema", "ScholarlyArticle")
+SCHEMA_URL = _n("schema", "url")
+SCHEMA_KEYWORDS = _n("schema", "keywords")
+DC_IDENTIFIER = _n("dcterms", "identifier")
+DC_TITLE = _n("dcterms", "title")
+DC_ABSTRACT = _n("dcterms", "abstract")
+DC_ISSUED = _n("dcterms", "issued")
+DC_CREATOR = _n("dcterms", "creator")
+DC_SUBJECT = _n("dcterms", "subject")
+PRISM_DOI = _n("prism", "doi")
+FOAF_AGENT = _n("foaf", "Agent")
+FOAF_NAME = _n("foaf", "name")
+SKOS_CONCEPT = _n("skos", "Concept")
+SKOS_SCHEME = _n("skos", "ConceptScheme")
+SKOS_IN_SCHEME = _n("skos", "inScheme")
+SKOS_PREF = _n("skos", "prefLabel")
+SKOS_ALT = _n("skos", "altLabel")
+SKOS_BROADER = _n("skos", "broader")
+OA_ANNOTATION = _n("oa", "Annotation")
+OA_SPECIFIC = _n("oa", "SpecificResource")
+OA_POSITION = _n("oa", "TextPositionSelector")
+OA_BODY = _n("oa", "hasBody")
+OA_TARGET = _n("oa", "hasTarget")
+OA_SOURCE = _n("oa", "hasSource")
+OA_SELECTOR = _n("oa", "hasSelector")
+OA_START = _n("oa", "start")
+OA_END = _n("oa", "end")
+OA_MOTIVATED = _n("oa", "motivatedBy")
+OA_IDENTIFYING = _n("oa", "identifying")
+PROV_ACTIVITY = _n("prov", "Activity")
+PROV_GENERATED_BY = _n("prov", "wasGeneratedBy")
+PROV_ENDED = _n("prov", "endedAtTime")
+XSD_DATETIME = _n("xsd", "dateTime")
+_DATETIME = re.compile(r"-?\d{4,}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)?")
+KG_PROPOSES = _n("kg", "proposes")
+KG_VENUE = _n("kg", "venue")
+KG_ARXIV = _n("kg", "arxivId")
+KG_TITLE_DERIVED = _n("kg", "titleDerived")
+KG_HAS_LINK = _n("kg", "hasConceptLink")
+KG_LINK = _n("kg", "ConceptLink")
+KG_LINKED_CONCEPT = _n("kg", "linkedConcept")
+KG_ROLE = _n("kg", "role")
+KG_MENTIONS = _n("kg", "mentionCount")
+KG_WEIGHT = _n("kg", "weight")
+KG_PIPELINE_NAME = _n("kg", "pipelineName")
+KG_PIPELINE_VERSION = _n("kg", "pipelineVersion")
+KG_CLASS = {t: _n("kg", cls) for t, (cls, _) in TYPE_TERMS.items()}
+KG_USES = {t: _n("kg", link) for t, (_, link) in TYPE_TERMS.items()}
+
+def _text(value: Any) -> ox.Literal:
+    """A plain string literal; lone surrogates (invalid Unicode) become U+FFFD."""
+    text = str(value)
+    try:
+        return ox.Literal(text)
+    except ValueError:
+        return ox.Literal(_SURROGATES.sub("\ufffd", text))
+
+
+def _decimal(value: float) -> ox.Literal:
+    # repr gives the shortest round-trip form; Decimal turns 1e-06 into 0.000001.
+    lexical = format(Decimal(repr(float(value))), "f")
+    if "." not in lexical:
+        lexical += ".0"
+    return ox.Literal(lexical, datatype=XSD_DECIMAL)
+
+
+class Iris:
+    """Mints the data IRIs under one base (default `DEFAULT_BASE`)."""
+
+    def __init__(self, base: str = DEFAULT_BASE) -> None:
+        if not base.endswith(("/", "#")):
+            base += "/"
+        ox.NamedNode(base)  # raises ValueError early for an invalid base
+        self.base = base
+
+    def paper(self, paper_id: str) -> ox.NamedNode:
+        return ox.NamedNode(f"{self.base}paper/{iri_segment(paper_id)}")
+
+    def concept(self, concept_id: str) -> ox.NamedNode:
+        return ox.NamedNode(f"{self.base}concept/{iri_segment(concept_id)}")
+
+    def author(self, name: str) -> ox.NamedNode:
+        return ox.NamedNode(f"{self.base}author/{iri_segment(name)}")
+
+    def link(self, paper_id: str, concept_id: str) -> ox.NamedNode:
+        return ox.NamedNode(f"{self.base}link/{iri_segment(paper_id)}/{iri_segment(concept_id)}")
+
+    def annotation(self, paper_id: str, concept_id: str, start: int, end: int) -> str:
+        return f"{self.base}annotation/{iri_segment(paper_id)}/{iri_segment(concept_id)}/{int(start)}-{int(end)}"
+
+    def run(self, name: str, version: str) -> ox.NamedNode:
+        return ox.NamedNode(f"{self.base}run/{iri_segment(name)}/{iri_segment(version)}")
+
+    def scheme(self) -> ox.NamedNode:
+        return ox.NamedNode(f"{self.base}concepts")
+
+
+def pipeline_of(meta: dict[str, Any]) -> tuple[str, str]:
+    """(name, version) of the extraction pipeline recorded in the graph's meta."""
+    pipeline = meta.get("pipeline")
+    if isinstance(pipeline, dict):
+        name, version = pipeline.get("name"), pipeline.get("version")
+    else:
+        name = pipeline if isinstance(pipeline, str) else meta.get("pipeline_name")
+        version = meta.get("pipeline_version")
+    return str(name or "unknown"), str(version or "unknown")
+
+
+def triples(graph: nx.DiGraph, *, base: str = DEFAULT_BASE) -> Iterator[ox.Triple]:
+    """Every triple of the graph's RDF form, in a deterministic order (grouped by subject)."""
+    iris = Iris(base)
+    T = ox.Triple
+    name, version = pipeline_of(graph.graph)
+    run = iris.run(name, version)
+    yield T(run, RDF_TYPE, PROV_ACTIVITY)
+    yield T(run, RDFS_LABEL, _text(f"kg extraction with {name} {version}"))
+    yield T(run, KG_PIPELINE_NAME, _text(name))
+    yield T(run, KG_PIPELINE_VERSION, _text(version))
+    created = graph.graph.get("created")
+    if isinstance(created, str) and _DATETIME.fullmatch(created):
+        yield T(run, PROV_ENDED, ox.Literal(created, datatype=XSD_DATETIME))
+    scheme = iris.scheme()
+    yield T(scheme, RDF_TYPE, SKOS_SCHEME)
+    yield T(scheme, RDFS_LABEL, _text("kg concepts"))
+
+    nodes = graph.nodes
+    concept_keys = sorted(k for k, d in nodes(data=True) if d.get("kind") == "concept")
+    concept_ids = {key: str(nodes[key]["id"]) for key in concept_keys}
+    concept_iris = {key: iris.concept(cid) for key, cid in concept_ids.items()}
+    for key in concept_keys:
+        data = nodes[key]
+        node = concept_iris[key]
+        ctype = data.get("type")
+        if ctype in KG_CLASS:
+            yield T(node, RDF_TYPE, KG_CLASS[ctype])
+        yield T(node, RDF_TYPE, SKOS_CONCEPT)
+        yield T(node, DC_IDENTIFIER, _text(concept_ids[key]))
+        yield T(node, SKOS_PREF, _text(data.get("label") or concept_ids[key]))
+        for alt in sorted(set(data.get("alt_labels") or ()) - {data.get("label")}):
+            yield T(node, SKOS_ALT, _text(alt))
+        yield T(node, SKOS_IN_SCHEME, scheme)
+        broader = sorted(v for _, v, d in graph.out_edges(key, data=True) if d.get("kind") == "broader" and v in concept_iris)
+        for other in broader:
+            yield T(node, SKOS_BROADER, concept_iris[other])
+
+    authors: set[str] = set()
+    paper_keys = sorted(k for k, d in nodes(data=True) if d.get("kind") == "paper")
+    for key in paper_keys:
+        data = nodes[key]
+        pid = str(data["id"])
+        paper = iris.paper(pid)
+        yield T(paper, RDF_TYPE, FABIO_PAPER)
+        yield T(paper, RDF_TYPE, SCHEMA_ARTICLE)
+        yield T(paper, DC_IDENTIFIER, _text(pid))
+        if data.get("title") is not None:
+            yield T(paper, DC_TITLE, _text(data["title"]))
+        if data.get("title_derived"):
+            yield T(paper, KG_TITLE_DERIVED, ox.Literal(True))
+        if data.get("abstract") is not None:
+            yield T(paper, DC_ABSTRACT, _text(data["abstract"]))
+        if isinstance(data.get("year"), int):
+            yield T(paper, DC_ISSUED, ox.Literal(f"{data['year']:04d}", datatype=XSD_GYEAR))
+        for author in sorted({a for a in data.get("authors") or () if str(a).strip()}):
+            authors.add(author)
+            yield T(paper, DC_CREATOR, iris.author(author))
+        if data.get("venue"):
+            yield T(paper, KG_VENUE, _text(data["venue"]))
+        if data.get("url"):
+            yield T(paper, SCHEMA_URL, ox.Literal(_text(data["url"]).value, datatype=XSD_ANYURI))
+        if data.get("doi"):
+            yield T(paper, PRISM_DOI, _text(data["doi"]))
+        if data.get("arxiv_id"):
+            yield T(paper, KG_ARXIV, _text(data["arxiv_id"]))
+        for keyword in sorted(set(data.get("keywords") or ())):
+            yield T(paper, SCHEMA_KEYWORDS, _text(keyword))
+        edges = sorted((v, d) for _, v, d in graph.out_edges(key, data=True) if d.get("kind") == "mentions" and v in concept_iris)
+        # The paper's own triples first (one Turtle block), then its link and annotation nodes.
+        for target, edge in edges:
+            concept = concept_iris[target]
+            ctype = nodes[target].get("type")
+            if ctype in KG_USES:
+                yield T(paper, KG_USES[ctype], concept)
+            yield T(paper, DC_SUBJECT, concept)
+            if edge.get("role") == "proposed":
+                yield T(paper, KG_PROPOSES, concept)
+            yield T(paper, KG_HAS_LINK, iris.link(pid, concept_ids[target]))
+        for target, edge in edges:
+            concept = concept_iris[target]
+            cid = concept_ids[target]
+            link = iris.link(pid, cid)
+            yield T(link, RDF_TYPE, KG_LINK)
+            yield T(link, KG_LINKED_CONCEPT, concept)
+            yield T(link, KG_ROLE, _text(edge.get("role", "used")))
+            yield T(link, KG_MENTIONS, ox.Literal(int(edge.get("mentions", 0))))
+            yield T(link, KG_WEIGHT, _decimal(edge.get("weight", 0.0)))
+            for start, end in sorted({(int(s), int(e)) for s, e in edge.get("spans") or ()}):
+                yield from _annotation(iris.annotation(pid, cid, start, end), paper, concept, start, end, run)
+
+    for author in sorted(authors):
+        node = iris.author(author)
+        yield T(node, RDF_TYPE, FOAF_AGENT)
+        yield T(node, FOAF_NAME, _text(author))
+
+
+def _annotation(iri: str, paper: ox.NamedNode, concept: ox.NamedNode, start: int, end: int, run: ox.NamedNode) -> Iterator[ox.Triple]:
+    T = ox.Triple
+    annotation, target, selector = ox.NamedNode(iri), ox.NamedNode(iri + "#target"), ox.NamedNode(iri + "#selector")
+    yield T(annotation, RDF_TYPE, OA_ANNOTATION)
+    yield T(annotation, OA_MOTIVATED, OA_IDENTIFYING)
+    yield T(annotation, OA_BODY, concept)
+    yield T(annotation, OA_TARGET, target)
+    yield T(annotation, PROV_GENERATED_BY, run)
+    yield T(target, RDF_TYPE, OA_SPECIFIC)
+    yield T(target, OA_SOURCE, paper)
+    yield T(target, OA_SELECTOR, selector)
+    yield T(selector, RDF_TYPE, OA_POSITION)
+    yield T(selector, OA_START, ox.Literal(start))
+    yield T(selector, OA_END, ox.Literal(end))
+
+
+def estimated_triples(graph: nx.DiGraph) -> int:
+    """A cheap upper-bound-ish estimate of the triple count (used to pick a SPARQL backend)."""
+    spans = sum(len(d.get("spans") or ()) for _, _, d in graph.edges(data=True))
+    return 14 * graph.number_of_nodes() + 9 * graph.number_of_edges() + 11 * spans

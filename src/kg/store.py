@@ -1,0 +1,93 @@
+"""The graph in a pyoxigraph Store, for SPARQL (`kg.sparql`) and the endpoint (`kg.serve`).
+
+`to_store` loads the triple stream (`kg.rdf.triples`) into a Store; `open_store` keeps one
+on disk next to graph.json (``graph.oxigraph/``) so only the first query after a build
+pays for loading. The cache is stamped like every derived file (`kg.graph.graph_stamp`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pyoxigraph as ox
+
+from kg.graph import GRAPH_FILE, graph_stamp, load
+from kg.rdf.terms import DEFAULT_BASE, RDF_MODEL_VERSION
+from kg.rdf.triples import triples
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+STORE_DIR = "graph.oxigraph"
+STAMP_FILE = "kg-stamp.json"
+
+
+def to_store(graph: nx.DiGraph, *, base: str = DEFAULT_BASE, path: str | None = None) -> ox.Store:
+    """A pyoxigraph Store holding the graph (in memory, or on disk at `path`)."""
+    store = ox.Store(path) if path else ox.Store()
+    batch: list[ox.Quad] = []
+    for t in triples(graph, base=base):
+        batch.append(ox.Quad(t.subject, t.predicate, t.object))
+        if len(batch) >= 200_000:
+            store.bulk_extend(batch)
+            batch = []
+    if batch:
+        store.bulk_extend(batch)
+    return store
+
+
+def _stamp(graph_file: Path, base: str) -> dict[str, Any]:
+    """The store is stale when the graph (`graph_stamp`), the base or the RDF model changed."""
+    return {**graph_stamp(graph_file), "base": base, "model": RDF_MODEL_VERSION}
+
+
+def open_store(directory: str | os.PathLike[str], *, base: str = DEFAULT_BASE, cache: bool = True) -> ox.Store:
+    """The graph in `directory` as a pyoxigraph Store, reusing ``DIR/graph.oxigraph/``.
+
+    The on-disk store is rebuilt when graph.json changed (its content id), or the base or
+    RDF model did; it is built in a temporary folder and renamed into place, then opened
+    read-only. Where the folder is not writable (or `cache` is False) the store is built
+    in memory instead — same rows, just slower to start.
+    """
+    folder = Path(directory)
+    graph_file = folder / GRAPH_FILE if folder.is_dir() or not folder.suffix else folder
+    folder = graph_file.parent
+    graph = None
+    if cache and graph_file.is_file():
+        store_dir = folder / STORE_DIR
+        stamp = _stamp(graph_file, base)
+        stamp_file = store_dir / STAMP_FILE
+        try:
+            if stamp_file.is_file() and json.loads(stamp_file.read_text(encoding="utf-8")) == stamp:
+                return ox.Store.read_only(str(store_dir))
+        except (OSError, ValueError):
+            pass  # unreadable or corrupt cache: rebuild it below
+        graph = load(folder)
+        try:
+            return _rebuild_store(graph, store_dir, stamp, base=base)
+        except OSError:
+            pass  # read-only folder, disk full…: fall back to memory
+    return to_store(graph if graph is not None else load(folder), base=base)
+
+
+def _rebuild_store(graph: nx.DiGraph, store_dir: Path, stamp: dict[str, Any], *, base: str) -> ox.Store:
+    tmp = store_dir.with_name(f".{store_dir.name}.{os.getpid()}.tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        store = to_store(graph, base=base, path=str(tmp))
+        store.flush()
+        del store  # closes RocksDB before the rename
+        (tmp / STAMP_FILE).write_text(json.dumps(stamp, sort_keys=True), encoding="utf-8")
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    old = store_dir.with_name(f".{store_dir.name}.{os.getpid()}.old")
+    if store_dir.exists():
+        os.replace(store_dir, old)
+    os.replace(tmp, store_dir)
+    shutil.rmtree(old, ignore_errors=True)
+    return ox.Store.read_only(str(store_dir))
