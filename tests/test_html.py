@@ -227,7 +227,14 @@ def test_page_nodes_styles_and_edges() -> None:
     options = json_block(page, "kg-options")
     assert options["physics"] == {"enabled": False}
     assert options["edges"]["smooth"] is False
-    assert set(options["groups"]) == {"paper", "METHOD", "DATASET", "TASK", "METRIC", "HARDWARE"}
+    assert set(options["groups"]) == {"paper", "METHOD", "DATASET", "TASK", "METRIC", "HARDWARE", "TERM"}
+
+
+def test_terms_have_a_toggle_that_starts_off() -> None:
+    page = render_html(make_graph())
+    toggles = dict(re.findall(r'<label class="kg-toggle" data-type="(\w+)"><input type="checkbox"( checked)? value=', page))
+    assert toggles == {"paper": " checked", "METHOD": " checked", "DATASET": " checked", "TASK": " checked",
+                       "METRIC": " checked", "HARDWARE": " checked", "TERM": ""}
 
 
 def test_page_is_deterministic() -> None:

@@ -115,7 +115,7 @@ def test_page_draws_every_node_offline(open_page) -> None:
     assert painted > 1000
     assert page.js("document.getElementById('kg-stats').textContent") == "3 papers · 8 concepts shown"
     assert page.js("[...document.querySelectorAll('.kg-toggle span:not(.kg-count)')].map(s => s.textContent)") == [
-        "Paper", "Method", "Dataset", "Task", "Metric", "Hardware",
+        "Paper", "Method", "Dataset", "Task", "Metric", "Hardware", "Term",
     ]
 
 

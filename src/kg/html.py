@@ -53,6 +53,8 @@ GROUPS: dict[str, dict[str, Any]] = {
     "TASK": {"label": "Task", "plural": "Tasks", "shape": "triangle", "color": "#b07aa1"},
     "METRIC": {"label": "Metric", "plural": "Metrics", "shape": "triangleDown", "color": "#e15759"},
     "HARDWARE": {"label": "Hardware", "plural": "Hardware", "shape": "hexagon", "color": "#17a2b8"},
+    # Terms are many and less specific: off until the reader turns them on.
+    "TERM": {"label": "Term", "plural": "Terms", "shape": "star", "color": "#9c755f", "hidden": True},
 }
 
 GRAVITY = 0.02  # weight of each node's tie to the layout's virtual centre (real edges: 1)

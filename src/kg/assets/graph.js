@@ -126,6 +126,9 @@
 
   // ---- filtering: type toggles and the papers-per-concept threshold ----
   var hiddenTypes = new Set();
+  document.querySelectorAll(".kg-toggle input").forEach(function (box) {
+    if (!box.checked) hiddenTypes.add(box.value); // types off by default (terms)
+  });
   var threshold = document.getElementById("kg-threshold");
   var thresholdValue = document.getElementById("kg-threshold-value");
   var minPapers = Number(threshold.value);

@@ -12,7 +12,7 @@ This package imports nothing itself, so ``import kg.rdf.terms`` stays light.
 The RDF model (documented with an excerpt in the README, terms in ``schemas/kg.ttl``):
 
 * papers ``<base>paper/<id>`` — fabio:ResearchPaper, schema:ScholarlyArticle, dcterms:*;
-* concepts ``<base>concept/<id>`` — kg:Method|Dataset|Task|Metric|Hardware and skos:Concept;
+* concepts ``<base>concept/<id>`` — kg:Method|Dataset|Task|Metric|Hardware|Term and skos:Concept;
 * paper → concept: the typed link (kg:usesMethod …), dcterms:subject (materialised, so a
   SPARQL user needs no reasoner), kg:proposes when the paper introduces the concept, and a
   qualified kg:ConceptLink node carrying role, mention count and weight;

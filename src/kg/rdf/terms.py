@@ -41,6 +41,7 @@ TYPE_TERMS: dict[str, tuple[str, str]] = {
     "TASK": ("Task", "addressesTask"),
     "METRIC": ("Metric", "reportsMetric"),
     "HARDWARE": ("Hardware", "usesHardware"),
+    "TERM": ("Term", "mentionsTerm"),
 }
 
 _MAX_SEGMENT = 120  # longer encoded ids are cut and suffixed with a hash of the full text
