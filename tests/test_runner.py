@@ -133,7 +133,7 @@ def test_kg_extract_uses_the_cache_and_workers_like_kg_build(tmp_path, capsys, m
     with sqlite3.connect(tmp_path / "cache" / CACHE_FILE) as db:
         assert db.execute("SELECT count(*) FROM extraction").fetchone()[0] == 38
     calls = []
-    monkeypatch.setattr(runner, "extract_papers", lambda papers: calls.append(len(papers)) or iter(()))
+    monkeypatch.setattr(runner, "extract_papers", lambda papers, **options: calls.append(len(papers)) or iter(()))
     assert main(["extract", str(SEEDS), "--cache", str(tmp_path / "cache")]) == 0
     assert capsys.readouterr().out == filled == in_processes
     assert calls == [0]  # every paper came from the cache

@@ -18,7 +18,7 @@ from typing import IO
 
 from kg.atomic import atomic_open
 from kg.ingest import read_corpus
-from kg.model import Progress
+from kg.model import DEFAULT_RECOGNIZER, Progress
 
 PAPERS_FILE = "papers.jsonl"
 ENTITIES_FILE = "entities.jsonl"
@@ -64,12 +64,16 @@ def build(
     cache_dir: str | os.PathLike[str] | None = None,
     no_cache: bool = False,
     dask_address: str | None = None,
+    recognizer: str | None = DEFAULT_RECOGNIZER,
 ) -> BuildSummary:
     """Run every stage; `workers` spaCy processes, or a Dask scheduler at `dask_address`
     ("local" starts a LocalCluster). Extraction results are cached in `cache_dir`
     (default ``OUT/cache``) unless `no_cache`."""
     started = time.perf_counter()
     out = Path(out_dir)
+    from kg.pipeline import check_recognizer
+
+    check_recognizer(recognizer)  # a bad model folder fails before anything is written
     corpus = read_corpus(inputs, skip_invalid=skip_invalid, stdin=stdin, progress=progress)
     outputs = []
 
@@ -83,13 +87,14 @@ def build(
     from kg.pipeline import load_pipeline, pipeline_info
     from kg.runner import CACHE_DIR
 
-    nlp = load_pipeline()
+    nlp = load_pipeline(recognizer=recognizer)
     found = find_concepts(
         corpus.papers,
         cache_dir=None if no_cache else (cache_dir if cache_dir is not None else out / CACHE_DIR),
         workers=workers,
         dask_address=dask_address,
         progress=progress,
+        recognizer=recognizer,
     )
     resolution, extraction_stats = found.resolution, found.stats
     entities_path, concepts_path = out / ENTITIES_FILE, out / CONCEPTS_FILE

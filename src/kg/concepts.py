@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kg.model import Paper, PaperEntities, PaperExtraction, Progress, Resolution
+from kg.model import DEFAULT_RECOGNIZER, Paper, PaperEntities, PaperExtraction, Progress, Resolution
 from kg.propagate import propagate
 from kg.resolve import resolve
 from kg.runner import ExtractionStats, run_extraction
@@ -39,9 +39,13 @@ def find_concepts(
     workers: int = 1,
     dask_address: str | None = None,
     progress: Progress | None = None,
+    recognizer: str | None = DEFAULT_RECOGNIZER,
 ) -> CorpusConcepts:
-    """Extract every paper (cached in `cache_dir` unless None), then resolve and propagate."""
-    extractions, stats = run_extraction(papers, cache_dir=cache_dir, workers=workers, dask_address=dask_address, progress=progress)
+    """Extract every paper (cached in `cache_dir` unless None), then resolve and propagate.
+    `recognizer`: the trained model folder (the shipped one by default; None: rules alone)."""
+    extractions, stats = run_extraction(
+        papers, cache_dir=cache_dir, workers=workers, dask_address=dask_address, progress=progress, recognizer=recognizer
+    )
     return CorpusConcepts(resolve_corpus(papers, extractions), stats)
 
 

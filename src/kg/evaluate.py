@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Literal
 
 from kg.errors import GoldFormatError, InputNotFound
-from kg.model import Paper
+from kg.model import DEFAULT_RECOGNIZER, Paper
 
 Mapping = Literal["scierc", "scirex"]
 _COMMON = {"Method": "METHOD", "Task": "TASK", "Metric": "METRIC", "Material": "DATASET", "OtherScientificTerm": "TERM"}
@@ -154,13 +154,16 @@ def score(gold: Sequence[GoldDoc], predicted: Sequence[Iterable[Span]], *, gold_
     return EvalReport(gold_file, len(gold), report["strict"], report["partial"])
 
 
-def evaluate_file(path: str | os.PathLike[str], *, mapping: Mapping = "scierc", nlp=None) -> EvalReport:
+def evaluate_file(path: str | os.PathLike[str], *, mapping: Mapping = "scierc", nlp=None, recognizer: str | None = DEFAULT_RECOGNIZER) -> EvalReport:
     """Run kg's extraction (and resolution) on the gold texts and score it."""
     from kg.concepts import resolve_corpus
     from kg.extract import extract_papers
 
+    from kg.pipeline import check_recognizer
+
+    check_recognizer(recognizer)
     gold = load_gold(path, mapping=mapping)
     papers = [Paper(id=f"{i}:{doc.id}", title="", abstract=doc.text) for i, doc in enumerate(gold)]
-    resolution = resolve_corpus(papers, list(extract_papers(papers, nlp=nlp)))
+    resolution = resolve_corpus(papers, list(extract_papers(papers, nlp=nlp, recognizer=recognizer)))
     predicted = [{(m.start, m.end, m.label) for m in entities.mentions} for entities in resolution.entities]
     return score(gold, predicted, gold_file=str(path))

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from kg.markup import mask_markup
-from kg.model import Definition, LocalMention, Paper, PaperExtraction
+from kg.model import DEFAULT_RECOGNIZER, Definition, LocalMention, Paper, PaperExtraction
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -60,14 +60,18 @@ def extract_papers(
     papers: Iterable[Paper],
     *,
     nlp: Language | None = None,
+    recognizer: str | None = DEFAULT_RECOGNIZER,
     batch_size: int = 64,
     n_process: int = 1,
 ) -> Iterator[PaperExtraction]:
-    """Extract mentions from each paper's abstract, in input order, one result per paper."""
+    """Extract mentions from each paper's abstract, in input order, one result per paper.
+
+    Without `nlp`, kg's pipeline with `recognizer` (a model folder; the shipped one by
+    default, None for rules alone)."""
     if nlp is None:
         from kg.pipeline import load_pipeline
 
-        nlp = load_pipeline()
+        nlp = load_pipeline(recognizer=recognizer)
     # Generator of (masked text, paper) so papers stream through nlp.pipe without a list.
     stream = ((mask_markup(paper.abstract), paper) for paper in papers)
     for doc, paper in nlp.pipe(stream, as_tuples=True, batch_size=batch_size, n_process=n_process):

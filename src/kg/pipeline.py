@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kg.errors import ModelError
+from kg.model import DEFAULT_RECOGNIZER
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -52,8 +53,11 @@ def default_recognizer() -> str | None:
     return str(folder) if (folder / "meta.json").is_file() else None
 
 
-def check_recognizer(path: str | os.PathLike[str]) -> str:
-    """`path` if it is a model folder written by `kg train` (or any spaCy NER pipeline), else ModelError."""
+def check_recognizer(path: str | os.PathLike[str] | None) -> str | None:
+    """`path` if it is a model folder written by `kg train` (or any spaCy NER pipeline), else
+    ModelError; None (rules alone) and the shipped model's marker pass as they are."""
+    if path is None or path == DEFAULT_RECOGNIZER:
+        return path
     folder = Path(path)
     if not folder.is_dir():
         raise ModelError("no such model folder", path=str(path))
@@ -83,15 +87,12 @@ def _model_version(model: str) -> str | None:
         return None
 
 
-_DEFAULT = "default"  # the shipped recognizer, whichever path it has in this installation
-
-
 def _recognizer_path(recognizer: str | None) -> str | None:
-    return default_recognizer() if recognizer == _DEFAULT else recognizer
+    return default_recognizer() if recognizer == DEFAULT_RECOGNIZER else recognizer
 
 
 @functools.lru_cache(maxsize=None)
-def pipeline_version(model: str = MODEL, recognizer: str | None = _DEFAULT) -> str:
+def pipeline_version(model: str = MODEL, recognizer: str | None = DEFAULT_RECOGNIZER) -> str:
     """A short id of everything that shapes extraction output (components, vocabularies,
     statistical model, recognizer weights). `recognizer`: a model folder, None for none."""
     digest = hashlib.sha256()
@@ -124,7 +125,7 @@ def _statistical(model: str) -> Language | None:
 
 
 @functools.lru_cache(maxsize=None)
-def load_pipeline(model: str = MODEL, recognizer: str | None = _DEFAULT) -> Language:
+def load_pipeline(model: str = MODEL, recognizer: str | None = DEFAULT_RECOGNIZER) -> Language:
     """The extraction pipeline (built once per process, model and recognizer).
 
     `recognizer`: a model folder from `kg train`, the shipped one by default, None for
@@ -146,7 +147,7 @@ def load_pipeline(model: str = MODEL, recognizer: str | None = _DEFAULT) -> Lang
         nlp = spacy.blank("en")
         nlp.add_pipe("sentencizer")
     path = _recognizer_path(recognizer)
-    if recognizer == _DEFAULT and path is None:
+    if recognizer == DEFAULT_RECOGNIZER and path is None:
         warnings.warn(
             "kg's trained entity recognizer is not installed (kg/models/recognizer); extracting with "
             "rules alone (fewer entities found). Reinstall kg to get it back.",
@@ -181,4 +182,5 @@ def pipeline_info(nlp: Language) -> dict[str, Any]:
         "model": f"{lang}_{statistical}" if statistical != "pipeline" else None,
         "model_version": nlp.meta.get("version") if statistical != "pipeline" else None,
         "components": list(nlp.pipe_names),
+        "recognizer": nlp.meta.get("kg_recognizer"),  # name, version and labels of the trained model, if any
     }

@@ -11,12 +11,13 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from itertools import islice
 
 from kg.cache import ExtractionCache, content_key
 from kg.extract import extract_papers
-from kg.model import Paper, PaperExtraction, Progress
-from kg.pipeline import pipeline_version
+from kg.model import DEFAULT_RECOGNIZER, Paper, PaperExtraction, Progress
+from kg.pipeline import check_recognizer, pipeline_version
 
 CACHE_DIR = "cache"  # inside the output folder unless --cache says otherwise
 _FLUSH_EVERY = 1000  # papers per cache transaction: bounded memory, cheap commits
@@ -48,31 +49,31 @@ def _batches(items: Sequence[Paper], size: int) -> Iterator[list[Paper]]:
         yield batch
 
 
-def _extract_chunk(papers: list[Paper]) -> list[dict]:
+def _extract_chunk(papers: list[Paper], recognizer: str | None = DEFAULT_RECOGNIZER) -> list[dict]:
     """A Dask task: extract one chunk in a worker (the pipeline is cached per worker process)."""
-    return [extraction.to_dict() for extraction in extract_papers(papers)]
+    return [extraction.to_dict() for extraction in extract_papers(papers, recognizer=recognizer)]
 
 
-def _extract_in_processes(papers: list[Paper], workers: int) -> Iterator[PaperExtraction]:
+def _extract_in_processes(papers: list[Paper], workers: int, recognizer: str | None) -> Iterator[PaperExtraction]:
     """Extraction on `workers` local processes. Workers return plain data, not Docs
     (spaCy's own n_process ships Docs back, which is slower and cannot carry kg's spans)."""
     from concurrent.futures import ProcessPoolExecutor
 
     with ProcessPoolExecutor(max_workers=workers) as pool:
         # Chunks in order; map yields their results in submission order.
-        for chunk in pool.map(_extract_chunk, _batches(papers, LOCAL_CHUNK)):
+        for chunk in pool.map(partial(_extract_chunk, recognizer=recognizer), _batches(papers, LOCAL_CHUNK)):
             for data in chunk:
                 yield PaperExtraction.from_dict(data)
 
 
-def _extract_on_dask(papers: list[Paper], address: str) -> Iterator[PaperExtraction]:
+def _extract_on_dask(papers: list[Paper], address: str, recognizer: str | None) -> Iterator[PaperExtraction]:
     """Extraction on a Dask cluster: `address` of a scheduler, or "local" for a LocalCluster."""
     from dask.distributed import Client, LocalCluster
 
     cluster = LocalCluster(n_workers=os.cpu_count() or 1, threads_per_worker=1) if address == "local" else None
     try:
         with Client(cluster if cluster is not None else address) as client:
-            futures = client.map(_extract_chunk, list(_batches(papers, DASK_CHUNK)), pure=False)
+            futures = client.map(partial(_extract_chunk, recognizer=recognizer), list(_batches(papers, DASK_CHUNK)), pure=False)
             for future in futures:  # in submission order, so results keep input order
                 for data in future.result():
                     yield PaperExtraction.from_dict(data)
@@ -88,9 +89,12 @@ def run_extraction(
     workers: int = 1,
     dask_address: str | None = None,
     progress: Progress | None = None,
+    recognizer: str | None = DEFAULT_RECOGNIZER,
 ) -> tuple[list[PaperExtraction], ExtractionStats]:
-    """Extractions for `papers` in their order; `cache_dir=None` disables the cache."""
-    version = pipeline_version()
+    """Extractions for `papers` in their order; `cache_dir=None` disables the cache.
+    `recognizer`: the trained model folder (the shipped one by default; None: rules alone)."""
+    check_recognizer(recognizer)
+    version = pipeline_version(recognizer=recognizer)
     keys = [content_key(paper.abstract, version) for paper in papers]
     cache = ExtractionCache(cache_dir) if cache_dir is not None else None
     try:
@@ -104,11 +108,11 @@ def run_extraction(
             progress("Extracting entities", done, len(papers))
         missing = [papers[index] for index in todo]
         if dask_address:
-            stream = _extract_on_dask(missing, dask_address)
+            stream = _extract_on_dask(missing, dask_address, recognizer)
         elif workers > 1 and len(missing) > LOCAL_CHUNK:
-            stream = _extract_in_processes(missing, workers)
+            stream = _extract_in_processes(missing, workers, recognizer)
         else:
-            stream = extract_papers(missing)
+            stream = extract_papers(missing, recognizer=recognizer)
         pending: dict[str, dict] = {}
         for index, extraction in zip(todo, stream, strict=True):
             results[index] = extraction

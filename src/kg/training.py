@@ -34,6 +34,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from kg import __version__ as kg_version
 from kg.errors import GoldFormatError, InputNotFound, OutputError
 from kg.evaluate import REPORTED_TYPES, GoldDoc, load_gold, score
 
@@ -204,6 +205,8 @@ def train(
     from spacy.util import load_config_from_str
 
     started = time.perf_counter()
+    _register_logger()
+    _PROGRESS["step"] = 0
     target = Path(output)
     if target.exists() and not target.is_dir():
         raise OutputError("exists and is not a folder", path=str(target))
@@ -227,6 +230,7 @@ def train(
         _PROGRESS["callback"] = progress
         _PROGRESS["max_steps"] = int(config["training"]["max_steps"])
         nlp = init_nlp(config, use_gpu=-1)
+        (work_dir / "runs").mkdir()
         with open(os.devnull, "w") as quiet:
             train_loop(nlp, work_dir / "runs", use_gpu=-1, stdout=quiet, stderr=quiet)
         best = work_dir / "runs" / "model-best"
@@ -237,6 +241,7 @@ def train(
         meta_path = best / "meta.json"
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
         meta["name"] = "kg_recognizer"
+        meta["version"] = kg_version
         meta["kg_training"] = {
             "sources": list(data.sources),
             "train_documents": len(data.train),
@@ -318,12 +323,11 @@ def _register_logger() -> None:
     def progress_logger():  # noqa: ANN202 - spaCy's logger protocol
         def setup(nlp, stdout=None, stderr=None):  # noqa: ANN001, ANN202
             def log_step(info):  # noqa: ANN001, ANN202
-                if info is None:
-                    return
-                _PROGRESS["step"] = int(info.get("step", 0))
+                # Called after every step: with the scores on evaluation steps, else with None.
+                _PROGRESS["step"] = min(_PROGRESS.get("step", 0) + 1, _PROGRESS.get("max_steps") or 1 << 30)
                 callback = _PROGRESS.get("callback")
                 if callback is not None:
-                    callback(_PROGRESS["step"], _PROGRESS.get("max_steps", 0), info.get("score"))
+                    callback(_PROGRESS["step"], _PROGRESS.get("max_steps", 0), info.get("score") if info else None)
 
             return log_step, lambda: None
 

@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "related": "kg.cli.related:related",
     "serve": "kg.cli.serve:serve",
     "sparql": "kg.cli.sparql:sparql",
+    "train": "kg.cli.train:train",
 }
 
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from kg.cli.common import progress_reporter
+from kg.cli.common import model_option, progress_reporter
 
 if TYPE_CHECKING:
     from kg.builder import BuildSummary
@@ -24,6 +24,7 @@ SKIPPED_SHOWN = 20  # the summary lists this many skipped records, then counts t
 @click.option("--cache", "cache_dir", type=click.Path(file_okay=False), default=None, help="Extraction cache folder to share between builds  [default: OUT/cache].")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the extraction cache.")
 @click.option("--dask", "dask_address", metavar="ADDRESS", default=None, help="Run extraction on a Dask cluster: a scheduler address (tcp://host:8786) or 'local'.")
+@model_option
 def build(
     inputs: tuple[str, ...],
     out_dir: str,
@@ -33,6 +34,7 @@ def build(
     cache_dir: str | None,
     no_cache: bool,
     dask_address: str | None,
+    recognizer: str | None,
 ) -> None:
     """Build the knowledge graph from INPUTS into OUT.
 
@@ -53,6 +55,7 @@ def build(
             cache_dir=cache_dir,
             no_cache=no_cache,
             dask_address=dask_address,
+            recognizer=recognizer,
         )
     if not quiet:
         click.echo(render_summary(summary))

@@ -65,6 +65,23 @@ def base_option(command: F) -> F:
     )(command)
 
 
+def _recognizer(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    from kg.model import DEFAULT_RECOGNIZER
+
+    if value is None:
+        return DEFAULT_RECOGNIZER
+    return None if value == "none" else value
+
+
+def model_option(command: F) -> F:
+    """``--model MODEL/``: the entity recognizer, as ``recognizer`` (a folder, the shipped
+    model's marker by default, or None for ``--model none``: rules alone)."""
+    return click.option(
+        "--model", "recognizer", default=None, metavar="MODEL/", callback=_recognizer,
+        help="Entity recognizer folder written by `kg train` (default: the one shipped with kg; 'none': rules alone).",
+    )(command)
+
+
 def _concept_types(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...] | None:
     try:
         return parse_types(values) or None  # nothing given (or only commas): no filter

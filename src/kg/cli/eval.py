@@ -6,13 +6,16 @@ import json
 
 import click
 
+from kg.cli.common import model_option
+
 
 @click.command(name="eval")
 @click.argument("gold", type=click.Path(dir_okay=False))
 @click.option("--map", "mapping", type=click.Choice(["scierc", "scirex"]), default="scierc", show_default=True,
               help="How gold labels map to kg types (Method, Task, Metric, Material→DATASET, OtherScientificTerm→TERM).")
 @click.option("--json", "as_json", is_flag=True, help="Print the scores as JSON.")
-def eval_(gold: str, mapping: str, as_json: bool) -> None:
+@model_option
+def eval_(gold: str, mapping: str, as_json: bool, recognizer: str | None) -> None:
     """Score kg's extraction against GOLD, a JSON Lines file of gold entity spans.
 
     Each line: {"id", "text", "entities": [{"start", "end", "label", "text"}]}.
@@ -21,7 +24,7 @@ def eval_(gold: str, mapping: str, as_json: bool) -> None:
     """
     from kg.evaluate import evaluate_file
 
-    report = evaluate_file(gold, mapping=mapping)  # type: ignore[arg-type]
+    report = evaluate_file(gold, mapping=mapping, recognizer=recognizer)  # type: ignore[arg-type]
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2, sort_keys=True))
         return

@@ -7,6 +7,8 @@ import sys
 
 import click
 
+from kg.cli.common import model_option
+
 
 @click.command()
 @click.argument("inputs", nargs=-1, required=True)
@@ -14,7 +16,8 @@ import click
 @click.option("--skip-invalid", is_flag=True, help="Go on past malformed records.")
 @click.option("-j", "--workers", type=click.IntRange(min=1), default=1, show_default=True, help="spaCy processes for extraction (output is identical for any N).")
 @click.option("--cache", "cache_dir", type=click.Path(file_okay=False), default=None, help="Extraction cache folder (e.g. a build's OUT/cache); none by default.")
-def extract(inputs: tuple[str, ...], fmt: str, skip_invalid: bool, workers: int, cache_dir: str | None) -> None:
+@model_option
+def extract(inputs: tuple[str, ...], fmt: str, skip_invalid: bool, workers: int, cache_dir: str | None, recognizer: str | None) -> None:
     """Extract methods, datasets, hardware, metrics and tasks from the abstracts in INPUTS.
 
     INPUTS are files or folders (as for `kg build`) or `-` for JSON Lines on stdin. Per
@@ -25,7 +28,7 @@ def extract(inputs: tuple[str, ...], fmt: str, skip_invalid: bool, workers: int,
     from kg.ingest import read_corpus
 
     corpus = read_corpus(list(inputs), skip_invalid=skip_invalid, stdin=sys.stdin)
-    found = find_concepts(corpus.papers, cache_dir=cache_dir, workers=workers)
+    found = find_concepts(corpus.papers, cache_dir=cache_dir, workers=workers, recognizer=recognizer)
     records = [entities_record(paper, entities) for paper, entities in zip(corpus.papers, found.resolution.entities, strict=True)]
     if fmt == "jsonl":
         for record in records:

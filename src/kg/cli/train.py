@@ -1,0 +1,51 @@
+"""`kg train`: train kg's entity recognizer on gold annotations (the JSON Lines of `kg eval`)."""
+
+from __future__ import annotations
+
+import click
+
+from kg.cli.common import progress_reporter
+
+
+def _hold_outs(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, int]:
+    shares = {}
+    for value in values:
+        path, sep, percent = value.rpartition("=")
+        if not sep or not path or not percent.isdigit() or not 0 < int(percent) < 100:
+            raise click.BadParameter(f"{value!r}: expected FILE=PERCENT with a percent from 1 to 99", ctx=ctx, param=param)
+        shares[path] = int(percent)
+    return shares
+
+
+@click.command()
+@click.argument("gold", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--dev", multiple=True, type=click.Path(dir_okay=False), help="Gold file(s) for model selection and early stopping, never trained on.")
+@click.option("--hold-out", "hold_out", multiple=True, metavar="FILE=PCT", callback=_hold_outs,
+              help="Move PCT % of a GOLD file's documents (chosen by a hash of their ids) to dev. Without --dev or --hold-out, 20 % of every GOLD file is held out.")
+@click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Model folder to write (replaced when training ends).")
+@click.option("--max-steps", type=click.IntRange(min=1), default=None, help="Training steps at most  [default: the config's, 4000].")
+@click.option("--seed", type=int, default=0, show_default=True, help="Random seed: the same data, options and seed give the same model.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary.")
+def train(gold: tuple[str, ...], dev: tuple[str, ...], hold_out: dict[str, int], out_dir: str, max_steps: int | None, seed: int, quiet: bool) -> None:
+    """Train an entity recognizer on GOLD files and write it to OUT.
+
+    GOLD files are JSON Lines as for `kg eval`: {"id", "text", "entities": [{"start",
+    "end", "label"}]}, labels Method, Task, Metric, Material (→ DATASET),
+    OtherScientificTerm (→ TERM) or kg's own type names. The folder holds the model, its
+    model card (model-card.md) and scores on the dev documents; use it with
+    `kg build/extract/eval --model OUT`. CPU only; a few thousand steps take minutes.
+    """
+    from kg.training import gather, train as run_training
+
+    data = gather(list(gold), dev=list(dev), hold_out=hold_out)
+    with progress_reporter(enabled=not quiet) as progress:
+        report = (lambda step, total, score: progress("Training", step, total)) if progress else None
+        result = run_training(data, out_dir, max_steps=max_steps, seed=seed, progress=report)
+    if quiet:
+        return
+    strict, partial = result.dev_scores["strict"]["micro"], result.dev_scores["partial"]["micro"]
+    click.echo(f"Trained {result.model_dir.rstrip('/')}/ in {result.seconds:.0f} s ({result.steps:,} steps, {result.size_bytes / 1e6:.1f} MB)")
+    click.echo(f"  train documents  {len(data.train):>6,}")
+    click.echo(f"  dev documents    {len(data.dev):>6,}")
+    click.echo(f"  dev micro F1     strict {strict['f1']:.3f}  partial {partial['f1']:.3f}  (METHOD, TASK, METRIC, DATASET)")
+    click.echo(f"  model card       {result.model_dir.rstrip('/')}/model-card.md")

@@ -1,0 +1,107 @@
+"""`kg train` and `--model`: a recognizer trained on a tiny gold file, used by build, extract
+and eval; bad gold and folders that are no model get one clear line and their exit code."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kg.cli import main
+from kg.errors import ExitCode
+from kg.pipeline import pipeline_version
+
+FIXTURES = Path(__file__).parent / "fixtures" / "extract"
+GOLD = FIXTURES / "gold_tiny.jsonl"
+SEEDS = Path(__file__).resolve().parents[1] / "seeds"
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("train") / "model"
+    assert main(["train", str(GOLD), "--dev", str(GOLD), "-o", str(out), "--max-steps", "30", "-q"]) == 0
+    return out
+
+
+def test_train_writes_a_model_with_its_card(model):
+    meta = json.loads((model / "meta.json").read_text())
+    assert "ner" in meta["pipeline"] and set(meta["labels"]["ner"]) == {"METHOD", "TASK", "DATASET", "METRIC"}
+    training = meta["kg_training"]
+    assert (training["seed"], training["steps"], training["max_steps"], training["train_documents"], training["dev_documents"]) == (0, 30, 30, 2, 2)
+    assert [s["role"] for s in training["sources"]] == ["train", "dev"]
+    card = (model / "model-card.md").read_text()
+    assert "| gold_tiny.jsonl | train | 2 | 0 |" in card and "| micro |" in card
+    assert not any(p.name.startswith(".") for p in model.parent.iterdir())  # no staging folder left behind
+
+
+def test_the_same_data_and_seed_give_the_same_weights(model, tmp_path):
+    again = tmp_path / "again"
+    assert main(["train", str(GOLD), "--dev", str(GOLD), "-o", str(again), "--max-steps", "30", "-q"]) == 0
+    assert (again / "ner" / "model").read_bytes() == (model / "ner" / "model").read_bytes()
+
+
+def test_summary_names_steps_documents_and_scores(tmp_path, capsys):
+    assert main(["train", str(GOLD), "--dev", str(GOLD), "-o", str(tmp_path / "m"), "--max-steps", "5"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith(f"Trained {tmp_path / 'm'}/ in ") and "(5 steps, " in lines[0]
+    assert lines[1].split() == ["train", "documents", "2"] and lines[2].split() == ["dev", "documents", "2"]
+    assert lines[3].startswith("  dev micro F1     strict ")
+
+
+def test_a_given_model_is_used_and_keys_the_cache(model, tmp_path, capsys):
+    assert pipeline_version(recognizer=str(model)) != pipeline_version(recognizer=None)
+    assert main(["eval", str(GOLD), "--model", str(model), "--json"]) == 0
+    scores = json.loads(capsys.readouterr().out)
+    assert scores["strict"]["micro"]["correct_gold"] >= 4  # it learnt its own training spans
+    assert main(["extract", str(SEEDS), "--model", str(model)]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 38
+    out = tmp_path / "out"
+    assert main(["build", str(SEEDS), "-o", str(out), "--model", str(model), "-q"]) == 0
+    graph = json.loads((out / "graph.json").read_text())
+    assert str(model) not in json.dumps(graph["meta"])  # provenance names the model, not a local path
+    assert graph["meta"]["pipeline"]["version"] == pipeline_version(recognizer=str(model))
+    assert graph["meta"]["pipeline"]["recognizer"]["name"] == "kg_recognizer"
+
+
+@pytest.mark.parametrize("command", [["eval", str(GOLD)], ["extract", str(SEEDS)], ["build", str(SEEDS), "-q"]])
+def test_a_folder_that_is_not_a_model_is_one_clear_error(command, tmp_path, capsys):
+    (tmp_path / "notes").mkdir()
+    if command[0] == "build":
+        command = [*command, "-o", str(tmp_path / "out")]
+    assert main([*command, "--model", str(tmp_path / "notes")]) == ExitCode.MODEL_ERROR == 19
+    err = capsys.readouterr().err
+    assert err == f"Error: {tmp_path / 'notes'}: not a model folder (no readable meta.json, which kg's trainer writes)\n"
+    assert not (tmp_path / "out").exists()  # nothing written before the model was checked
+    assert main([*command, "--model", str(tmp_path / "missing")]) == ExitCode.MODEL_ERROR
+    assert capsys.readouterr().err == f"Error: {tmp_path / 'missing'}: no such model folder\n"
+
+
+def test_bad_gold_names_file_and_line(tmp_path, capsys):
+    bad = FIXTURES / "gold_bad_json.jsonl"
+    assert main(["train", str(bad), "-o", str(tmp_path / "m")]) == ExitCode.GOLD_FORMAT
+    err = capsys.readouterr().err
+    assert err.startswith(f"Error: {bad}:2: not valid JSON") and len(err.splitlines()) == 1
+    assert not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize("value", ["gold.jsonl", "gold.jsonl=0", "gold.jsonl=100", "=20"])
+def test_hold_out_needs_file_and_percent(value, tmp_path, capsys):
+    assert main(["train", str(GOLD), "--hold-out", value, "-o", str(tmp_path / "m")]) == ExitCode.USAGE
+    assert "expected FILE=PERCENT with a percent from 1 to 99" in capsys.readouterr().err
+
+
+def test_hold_out_of_a_file_that_is_not_an_input(tmp_path, capsys):
+    assert main(["train", str(GOLD), "--hold-out", "other.jsonl=20", "-o", str(tmp_path / "m")]) == ExitCode.FILE_NOT_FOUND
+    assert capsys.readouterr().err == "Error: other.jsonl: held-out share given for a file that is not a gold input\n"
+
+
+def test_held_out_split_is_stable_and_disjoint():
+    from kg.evaluate import load_gold
+    from kg.training import gather
+
+    data = gather([str(GOLD)], hold_out={str(GOLD): 50})
+    again = gather([str(GOLD)], hold_out={str(GOLD): 50})
+    assert data == again
+    assert {d.id for d in data.train} | {d.id for d in data.dev} == {d.id for d in load_gold(GOLD)}
+    assert not {d.id for d in data.train} & {d.id for d in data.dev}
