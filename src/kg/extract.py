@@ -28,8 +28,11 @@ def doc_to_extraction(paper_id: str, abstract: str, doc: Doc) -> PaperExtraction
     # Sentence of each token, computed once (Span.sent walks the doc on every call).
     sentences = list(doc.sents) if doc.has_annotation("SENT_START") or doc.has_annotation("DEP") else [doc[:]]
     sent_starts = [s.start for s in sentences]
+    masked = doc.text
     for span in doc.spans.get("kg", []):
         start, end = span.start_char, span.end_char
+        if abstract[start:end] != masked[start:end]:
+            continue  # markup inside the span (masked for spaCy): its text would carry the markup
         sent = sentences[bisect_right(sent_starts, span.start) - 1]
         last = sentences[bisect_right(sent_starts, span.end - 1) - 1]  # a span may cross a boundary
         mentions.append(

@@ -23,7 +23,11 @@ _PIECE = re.compile(r"(?<![\w\-/+.])[A-Za-z0-9]+(?:(?:[-/+]|(?<=\d)\.(?=\d))[A-Z
 # Only pieces with a capital after their first character, or a digit, can be coined names;
 # checking that with one regex first skips the ordinary words (most of the text) cheaply.
 _CANDIDATE = re.compile(r".[A-Z]|\d")
-_SUFFIX = re.compile(r"[ \-](?:\d{1,3}(?:\.\d)?[BMKT]|\d{1,2}(?:\.\d)?|v\d{1,2}(?:\.\d+)*)(?![\w%\-/+]|\.\d)")
+# A size or version after a name ("xLSTM 7B", "Llama 3", "v2"); not a count of what follows ("BNN 7 times faster").
+_SUFFIX = re.compile(
+    r"[ \-](?:\d{1,3}(?:\.\d)?[BMKT]|\d{1,2}(?:\.\d)?|v\d{1,2}(?:\.\d+)*)"
+    r"(?![\w%\-/+]|\.\d|\s*(?:×|\s(?:times|fold|faster|slower|fewer|more|less|orders?|percent|points?|layers?|steps?)\b))"
+)
 _CAMEL = re.compile(r"[a-z][A-Z]")
 _ROMAN = re.compile(r"^(?:I{1,3}|IV|VI{0,3}|IX|XI{0,3})$")
 _UNIT = re.compile(r"^\d+(?:\.\d+)?(?:[A-Za-z]{1,3}|[a-z]+)$")  # 3D, 10x, 4K, 5th, 100ms, 2nd

@@ -18,6 +18,7 @@ from spacy.tokens import Doc, Span
 
 from kg.components.abbreviations import SPAN_KEY as ACRONYM_KEY
 from kg.components.coinages import SPAN_KEY as COINAGE_KEY
+from kg.components.hygiene import tidy
 from kg.components.recognizer import SPAN_KEY as MODEL_KEY
 from kg.components.spans import has_dep, has_pos
 from kg.words import HEAD_TYPES, NON_ENTITY_HEADS, STOP_WORDS, WRAPPER_HEADS
@@ -188,6 +189,7 @@ class EntityMerger:
                 continue
             candidates.append(Candidate(span.start, span.end, span.label_, "noun_chunk", SCORES["noun_chunk"], normalize_key(span.text)))
 
+        candidates = [cand for cand in (_tidied(doc, cand) for cand in candidates) if cand is not None]
         chosen = _select_in_tiers(candidates, COMBINE_MODES[self.combine])
         _type_evaluation_targets(chosen, doc)
         _adopt_list_types(chosen, doc)
@@ -228,6 +230,19 @@ class EntityMerger:
                     if not all(t.pos_ in ("NOUN", "PROPN") or t.text == "-" for t in doc[span.start : vspan.start]):
                         return True
         return False
+
+
+def _tidied(doc: Doc, cand: Candidate) -> Candidate | None:
+    """The candidate on clean edges (`kg.components.hygiene`), None when it is junk. A found
+    name keeps its key; a phrase whose edges moved is keyed on its new text."""
+    span = tidy(doc, cand.start, cand.end)
+    if span is None:
+        return None
+    if span != (cand.start, cand.end):
+        cand.start, cand.end = span
+        if cand.source not in ("vocab", "acronym"):
+            cand.key = normalize_key(doc[cand.start : cand.end].text)
+    return cand
 
 
 def _select_in_tiers(candidates: list[Candidate], tiers: tuple[tuple[str, ...], ...]) -> list[Candidate]:

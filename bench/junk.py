@@ -1,0 +1,99 @@
+"""Junk spans in kg's mentions on real abstracts, counted per class and per 1,000 mentions.
+
+    .venv/bin/python bench/junk.py [--n 1500] [--model MODEL/|none] [--show 5]
+
+Abstracts: the first N/3 with an abstract of each papercopilot file (ml_core, ml_other, nlp_ai)
+under ../shared/corpus. The mentions are those `kg extract` reports (extraction, resolve,
+propagation). A mention is junk when its text (``abstract[start:end]``) has
+
+* ``latex``: a LaTeX command, brace or ``$``;
+* ``markdown``: emphasis markers (``**``, ``__``, a ``*`` touching a letter);
+* ``citation``: a citation key (devlin2018bert);
+* ``inside-word``: a start or end inside a word (a letter or digit right outside the span);
+* ``hyphen-edge``: a first or last character that is a hyphen;
+* ``determiner``: a first word that is an article or demonstrative;
+* ``state-of-the-art``: a start on "art" of "state of the art";
+* ``number-glue``: a trailing number that belongs to what follows ("BNN 7 times faster").
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+FILES = ("papercopilot_ml_core.jsonl", "papercopilot_ml_other.jsonl", "papercopilot_nlp_ai.jsonl")
+
+CHECKS = {
+    "latex": lambda text, before, after: bool(re.search(r"\\[A-Za-z]|[{}$]", text)),
+    "markdown": lambda text, before, after: bool(re.search(r"\*\*|__|\*(?=\w)|(?<=\w)\*", text)),
+    "citation": lambda text, before, after: bool(re.search(r"\b[a-z]{2,}(?:19|20)\d\d[a-z]+\b", text)),
+    "inside-word": lambda text, before, after: bool(before[-1:].isalnum() or after[:1].isalnum()),
+    "hyphen-edge": lambda text, before, after: text[:1] in "-\u2010\u2011\u2013" or text[-1:] in "-\u2010\u2011\u2013",
+    "determiner": lambda text, before, after: text.split(" ", 1)[0].lower() in {"a", "an", "the", "this", "these", "those", "that"},
+    "state-of-the-art": lambda text, before, after: text.lower().startswith("art ") and before.lower().rstrip().endswith("of the"),
+    "number-glue": lambda text, before, after: bool(re.search(r"\s\d+(?:\.\d+)?$", text) and re.match(r"\s*(?:times|x\b|×|%|-?fold|faster|slower|fewer|more|less)", after)),
+}
+
+
+def load_papers(n: int) -> list:
+    from kg.model import Paper
+
+    per_file, papers = n // len(FILES), []
+    for name in FILES:
+        taken = 0
+        with (CORPUS / name).open(encoding="utf-8") as handle:
+            for line in handle:
+                record = json.loads(line)
+                if (record.get("abstract") or "").strip():
+                    papers.append(Paper(id=f"{name}:{taken}", title=record.get("title") or "", abstract=record["abstract"]))
+                    taken += 1
+                    if taken == per_file:
+                        break
+    return papers
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=1500)
+    parser.add_argument("--model", default=None, help="recognizer folder, or 'none' for rules alone (default: the shipped one)")
+    parser.add_argument("--show", type=int, default=5, help="examples shown per class")
+    args = parser.parse_args()
+    if not CORPUS.is_dir():
+        print(f"corpus not found at {CORPUS}", file=sys.stderr)
+        return 1
+    from kg.concepts import find_concepts
+    from kg.model import DEFAULT_RECOGNIZER
+
+    recognizer = DEFAULT_RECOGNIZER if args.model is None else (None if args.model == "none" else args.model)
+    papers = load_papers(args.n)
+    found = find_concepts(papers, recognizer=recognizer)
+    counts: Counter[str] = Counter()
+    examples: dict[str, list[str]] = {name: [] for name in CHECKS}
+    total = 0
+    for paper, entities in zip(papers, found.resolution.entities, strict=True):
+        text = paper.abstract
+        for mention in entities.mentions:
+            total += 1
+            before, after = text[max(0, mention.start - 12) : mention.start], text[mention.end : mention.end + 12]
+            for name, check in CHECKS.items():
+                if check(mention.text, before, after):
+                    counts[name] += 1
+                    if len(examples[name]) < args.show:
+                        examples[name].append(f"{before[-12:]!r} [{mention.text}] {after!r}  ({mention.source})")
+    junk = sum(counts.values())
+    print(f"papers {len(papers):,}  mentions {total:,}  recognizer {args.model or 'shipped'}")
+    print(f"junk {junk:,} = {1000 * junk / max(total, 1):.2f} per 1,000 mentions")
+    for name in CHECKS:
+        print(f"  {name:<17} {counts[name]:>5}  {1000 * counts[name] / max(total, 1):6.2f} / 1,000")
+        for example in examples[name]:
+            print(f"      {example}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,59 @@
+"""Span hygiene for entity candidates: edges on whole words, no markup inside, no junk names.
+
+Every candidate the entity merger considers (rules' and the recognizer's alike) passes
+`tidy` first, which trims or rejects it:
+
+* edges: leading articles and demonstratives ("this passive domain adaptation"), and
+  punctuation or hyphens at either end ("extended Kalman filter (", "feature extraction-")
+  are trimmed;
+* a span that would start or end inside a hyphenated word grows to the whole word
+  ("key-value-free inference algorithm", not "free inference algorithm");
+* rejected: spans over masked markup (LaTeX, HTML, URLs and emphasis are masked to spaces
+  before spaCy runs, so a run of spaces or a line break inside means markup or a layout
+  break), spans starting on "art" of "state of the art", and citation keys (devlin2018bert).
+
+`kg.extract` makes the last check against the abstract as given: a mention whose text
+differs from the masked text it was found in (markup inside it) is dropped.
+"""
+
+from __future__ import annotations
+
+import re
+
+from spacy.tokens import Doc
+
+LEADING_WORDS = frozenset("a an the this these those that such our their its".split())
+EDGE_PUNCT = frozenset("( [ { ) ] } , ; : . ! ? - – — ‐ ‑ ' \" “ ” ‘ ’ / | & + = * # ~ ^".split())
+HYPHENS = frozenset("- ‐ ‑ ‒ –".split())
+_CITATION_KEY = re.compile(r"^[a-z]{2,}(?:19|20)\d\d[a-z]+\d*$")
+_BROKEN = re.compile(r"\s{2,}|\n")  # masked markup, or a line break, inside a span
+
+
+def _glued_before(doc: Doc, i: int) -> bool:
+    """Token i is joined to the one before it without a space (part of one written word)."""
+    return i > 0 and not doc[i - 1].whitespace_
+
+
+def tidy(doc: Doc, start: int, end: int) -> tuple[int, int] | None:
+    """The cleaned token span [start, end) of a candidate, or None when it is junk."""
+    while start < end and (doc[start].lower_ in LEADING_WORDS or doc[start].text in EDGE_PUNCT or doc[start].is_space):
+        start += 1
+    while end > start and (doc[end - 1].text in EDGE_PUNCT or doc[end - 1].is_space):
+        if doc[end - 1].text == ")" and any(t.text == "(" for t in doc[start : end - 1]):
+            break  # "(SLAM)" closes what the span opened
+        end -= 1
+    if start >= end:
+        return None
+    # Grow to whole hyphenated words: "key-value-free inference", "multi-armed bandit".
+    while start > 0 and _glued_before(doc, start) and (doc[start - 1].text in HYPHENS or doc[start].text in HYPHENS or doc[start - 1].is_alpha):
+        start -= 1
+    while end < len(doc) and _glued_before(doc, end) and (doc[end].text in HYPHENS and end + 1 < len(doc) and _glued_before(doc, end + 1) and doc[end + 1].is_alpha):
+        end += 2
+    if doc[start].text in HYPHENS or doc[end - 1].text in HYPHENS:
+        return None
+    text = doc.text[doc[start].idx : doc[end - 1].idx + len(doc[end - 1])]
+    if _BROKEN.search(text) or _CITATION_KEY.match(text):
+        return None
+    if doc[start].lower_ == "art" and start >= 2 and doc[start - 2].lower_ == "of" and doc[start - 1].lower_ == "the":
+        return None
+    return start, end
