@@ -233,12 +233,16 @@ class EntityMerger:
 
 
 def _tidied(doc: Doc, cand: Candidate) -> Candidate | None:
-    """The candidate on clean edges (`kg.components.hygiene`), None when it is junk. A found
-    name keeps its key; a phrase whose edges moved is keyed on its new text."""
+    """The candidate on clean edges (`kg.components.hygiene`), None when it is junk. A phrase
+    whose edges moved is keyed on its new text; a curated term or acronym that only matched
+    part of a word ("KAN" in "KAN-AD") is no mention of that term."""
     span = tidy(doc, cand.start, cand.end)
     if span is None:
         return None
     if span != (cand.start, cand.end):
+        grew = span[0] < cand.start or span[1] > cand.end
+        if grew and cand.source in ("vocab", "acronym"):
+            return None
         cand.start, cand.end = span
         if cand.source not in ("vocab", "acronym"):
             cand.key = normalize_key(doc[cand.start : cand.end].text)
