@@ -14,13 +14,12 @@ from kg.build import build
 from kg.cache import CACHE_FILE
 from kg.ingest import read_corpus
 
-SEEDS = Path(__file__).resolve().parents[1] / "seeds"
 GRAPH_OUTPUTS = ("entities.jsonl", "concepts.jsonl", "graph.json", "graph.ttl", "graph.html", "related.idx")
 
 
 @pytest.fixture(scope="module")
-def seed_papers():
-    return read_corpus([str(SEEDS)]).papers
+def seed_papers(seeds):
+    return read_corpus([str(seeds)]).papers
 
 
 @pytest.fixture(scope="module")
@@ -107,14 +106,14 @@ def test_build_is_byte_identical_for_any_workers_and_input_order(seed_papers, tm
     assert without_source(tmp_path / "out1" / "papers.jsonl") == without_source(tmp_path / "out2" / "papers.jsonl")
 
 
-def test_rebuild_uses_cache_and_shared_cache_folder(tmp_path):
+def test_rebuild_uses_cache_and_shared_cache_folder(seeds, seeds_build, tmp_path):
     shared = tmp_path / "shared-cache"
-    first = build([str(SEEDS)], tmp_path / "out1", cache_dir=shared)
+    first = build([str(seeds)], tmp_path / "out1", cache_dir=shared)
     assert (first.extracted, first.cached) == (38, 0)
-    again = build([str(SEEDS)], tmp_path / "out2", cache_dir=shared)
+    again = build([str(seeds)], tmp_path / "out2", cache_dir=shared)
     assert (again.extracted, again.cached) == (0, 38)
     assert (shared / CACHE_FILE).is_file() and not (tmp_path / "out2" / "cache").exists()
     for name in GRAPH_OUTPUTS:
         assert (tmp_path / "out1" / name).read_bytes() == (tmp_path / "out2" / name).read_bytes(), name
-    default = build([str(SEEDS)], tmp_path / "out3")
-    assert (tmp_path / "out3" / "cache" / CACHE_FILE).is_file() and default.extracted == 38
+    # Without cache_dir the cache sits in OUT/cache (conftest's seeds_build is such a build).
+    assert (seeds_build.out / "cache" / CACHE_FILE).is_file() and seeds_build.summary.extracted == 38
