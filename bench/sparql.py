@@ -27,12 +27,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-# `python bench/sparql.py` puts bench/ first on sys.path, where bench/html.py would shadow
-# the standard library's html package (networkx imports html.entities): drop it.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
-
-from kg import rdf, sparql  # noqa: E402
-from kg.graph import load  # noqa: E402
+from kg import rdf, sparql
+from kg.graph import load
 
 
 def timed(fn, *args, **kwargs):

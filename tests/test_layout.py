@@ -1,5 +1,5 @@
-"""The shape of tests/: shared code lives in conftest.py, and the tests need nothing beyond
-`pip install -e '.[test]'`."""
+"""The shape of tests/ and bench/: shared code lives in conftest.py, no file shadows a standard
+library module, and the tests need nothing beyond `pip install -e '.[test]'`."""
 
 from __future__ import annotations
 
@@ -53,6 +53,14 @@ def test_the_import_check_sees_imports(tmp_path: Path) -> None:
     )
     assert imported_modules(module) == {"os", "test_rdf", ".", "conftest", "jsonschema"}
     assert "playwright" in imported_modules(ROOT / "tests" / "test_html_browser.py")
+
+
+def test_no_file_shadows_a_standard_library_module() -> None:
+    """`python bench/x.py` puts bench/ first on sys.path and pytest puts tests/ there: a
+    bench/html.py would be imported instead of the standard library's html."""
+    scripts = sorted((ROOT / "bench").glob("*.py")) + TEST_FILES
+    assert len(scripts) > len(TEST_FILES)
+    assert [str(p.relative_to(ROOT)) for p in scripts if p.stem in sys.stdlib_module_names] == []
 
 
 def _normalise(name: str) -> str:
