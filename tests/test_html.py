@@ -22,6 +22,7 @@ from kg.html import (
     write_html,
 )
 
+
 @pytest.fixture
 def graph_dir(make_graph, tmp_path: Path) -> Path:
     save(make_graph(), tmp_path)
