@@ -27,13 +27,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
-# `python bench/sparql.py` puts bench/ first on sys.path, where bench/html.py would shadow
-# the standard library's html package (networkx imports html.entities): drop it.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
-
-from kg import sparql, store as kg_store  # noqa: E402
-from kg.rdf import writers  # noqa: E402
-from kg.graph import load  # noqa: E402
+from kg import sparql, store as kg_store
+from kg.rdf import writers
+from kg.graph import load
 
 
 def timed(fn, *args, **kwargs):

@@ -12,7 +12,6 @@ from kg.cli import main
 from kg.cli.common import progress_reporter
 from kg.model import Paper
 
-SEEDS = Path(__file__).resolve().parent.parent / "seeds"
 GOOD = [
     {"id": "p1", "title": "Transformers", "abstract": "We propose the Transformer, built on attention."},
     {"id": "p2", "title": "BERT", "abstract": "We introduce BERT, a bidirectional Transformer encoder."},
@@ -55,10 +54,10 @@ def test_quiet_prints_nothing_but_the_skipped_warning(capsys, tmp_path, corpus_f
     assert (captured.out, captured.err) == ("", "Warning: skipped 1 invalid record (run without --quiet to see where)\n")
 
 
-def test_seeds_build_into_out(capsys, tmp_path):
+def test_seeds_build_into_out(capsys, tmp_path, seeds):
     """The README's main job: `kg build seeds/ -o out/`."""
     out = tmp_path / "out"
-    assert main(["build", f"{SEEDS}/", "-o", str(out)]) == 0
+    assert main(["build", f"{seeds}/", "-o", str(out)]) == 0
     stdout = capsys.readouterr().out
     assert "  papers            38  (0 duplicate abstracts merged)" in stdout
     records = [json.loads(line) for line in (out / "papers.jsonl").read_text(encoding="utf-8").splitlines()]

@@ -48,20 +48,3 @@ def test_parse_types() -> None:
     assert parse_types([]) == () == parse_types(" , ")
     with pytest.raises(ValueError, match=r"^unknown concept type 'TOOL'; choose from METHOD, DATASET, HARDWARE, METRIC, TASK, TERM$"):
         parse_types("task,tool")
-
-
-def test_types_may_repeat_and_empty_means_all(tmp_path, capsys) -> None:
-    from test_related import sample_graph
-
-    from kg.cli import main
-    from kg.graph import save
-
-    save(sample_graph(), tmp_path)
-
-    def related(*args: str) -> str:
-        assert main(["related", "p4", "--graph", str(tmp_path), "--json", *args]) == 0
-        return capsys.readouterr().out
-
-    assert related("--types", "task", "--types", "METHOD") == related("--types", "method,task") == related()
-    assert related("--types", "") == related()
-    assert related("--types", "task") != related()

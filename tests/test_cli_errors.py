@@ -11,7 +11,6 @@ import re
 from pathlib import Path
 
 import pytest
-from test_rdf import sample_graph
 
 from kg import sparql
 from kg.cli import main
@@ -59,7 +58,7 @@ def test_invalid_record(tmp_path: Path, monkeypatch, capsys) -> None:
     ("ASK {}", "p=<not an iri>", QuerySyntaxError, "binding p: invalid IRI <not an iri> (", "--bind p: invalid IRI <not an iri> ("),
     ("SELECT ?t WHERE { ?x dcterms:title ?t }", "p=x", QueryFailed, "binding p: the query must SELECT ?p to bind it", "--bind p: the query must SELECT ?p to bind it"),
 ])
-def test_binding_errors(tmp_path: Path, capsys, query: str, binding: str, error: type, library: str, cli: str) -> None:
+def test_binding_errors(sample_graph, tmp_path: Path, capsys, query: str, binding: str, error: type, library: str, cli: str) -> None:
     save(sample_graph(), tmp_path)
     name, _, value = binding.partition("=")
     with pytest.raises(error) as caught:

@@ -12,7 +12,6 @@ from kg.errors import ExitCode, GoldFormatError
 from kg.evaluate import GoldDoc, load_gold, score
 
 FIXTURES = Path(__file__).parent / "fixtures" / "extract"
-SHARED_EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval"
 
 
 def test_load_gold_maps_labels_and_drops_others():
@@ -78,7 +77,6 @@ def test_missing_gold_file(capsys, tmp_path):
     assert "nope.jsonl: no such gold file" in capsys.readouterr().err
 
 
-@pytest.mark.skipif(not (SHARED_EVAL / "scierc_dev.jsonl").is_file(), reason="../shared/eval not present")
-def test_real_gold_file_loads():
-    docs = load_gold(SHARED_EVAL / "scierc_dev.jsonl")
+def test_real_gold_file_loads(shared):
+    docs = load_gold(shared("eval/scierc_dev.jsonl"))  # skips when ../shared/eval is not here
     assert len(docs) == 50

@@ -12,18 +12,12 @@ from kg.extract import extract_papers, extract_text
 from kg.markup import mask_markup
 from kg.model import PaperExtraction
 from kg.model import Paper
-from kg.pipeline import load_pipeline
 
 TEXT = (
     "Time series anomaly detection (TSAD) matters. We introduce FooBench, a new benchmark for TSAD, "
     "and propose KAN-AD, a lightweight method that uses Personalized PageRank (PPR) on the MIMIC-IV "
     "dataset with an NVIDIA A100 GPU, improving F1 score and AUPRC over LLMs."
 )
-
-
-@pytest.fixture(scope="session")
-def nlp():
-    return load_pipeline()
 
 
 def test_exact_mentions_offsets_labels_roles(nlp):
@@ -183,9 +177,8 @@ def test_long_form_extension(nlp):
     assert short._.long_form.text == "Personalized PageRank"
 
 
-def test_seed_output_matches_the_schemas_and_offsets(nlp):
+def test_seed_output_matches_the_schemas_and_offsets(nlp, seeds, project_root):
     import json
-    from pathlib import Path
 
     import jsonschema
 
@@ -193,9 +186,8 @@ def test_seed_output_matches_the_schemas_and_offsets(nlp):
     from kg.extract import extract_papers
     from kg.ingest import read_corpus
 
-    root = Path(__file__).resolve().parents[1]
-    schemas = {name: json.loads((root / "schemas" / f"{name}.schema.json").read_text()) for name in ("entities", "concept")}
-    papers = list(read_corpus([str(root / "seeds")]).papers)
+    schemas = {name: json.loads((project_root / "schemas" / f"{name}.schema.json").read_text()) for name in ("entities", "concept")}
+    papers = list(read_corpus([str(seeds)]).papers)
     resolution = resolve_corpus(papers, list(extract_papers(papers, nlp=nlp)))
     assert len(papers) == 38
     concept_ids = {c.id for c in resolution.concepts}

@@ -10,7 +10,6 @@ import os
 import shutil
 from pathlib import Path
 
-from test_rdf import sample_graph
 
 from kg import related_work as related, sparql
 from kg.graph import GRAPH_FILE, content_id, graph_stamp, save
@@ -18,11 +17,10 @@ from kg.graph import GRAPH_FILE, content_id, graph_stamp, save
 TITLES = "SELECT ?t WHERE { ?p dcterms:identifier 'p1' ; dcterms:title ?t }"
 
 
-def resave_keeping_size_and_mtime(folder: Path, title: str) -> None:
+def resave_keeping_size_and_mtime(folder: Path, title: str, graph) -> None:
     """Give paper p1 another title of the same length; put graph.json's size and mtime back."""
     path = folder / GRAPH_FILE
     before = path.stat()
-    graph = sample_graph()
     assert len(graph.nodes["paper:p1"]["title"]) == len(title)
     graph.nodes["paper:p1"]["title"] = title
     save(graph, folder)
@@ -31,7 +29,7 @@ def resave_keeping_size_and_mtime(folder: Path, title: str) -> None:
     assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
 
 
-def test_stamp_is_the_content_id(tmp_path: Path) -> None:
+def test_stamp_is_the_content_id(sample_graph, tmp_path: Path) -> None:
     save(sample_graph(), tmp_path)
     stamp = graph_stamp(tmp_path)
     assert stamp == {"content_id": content_id(tmp_path)} == graph_stamp(tmp_path / GRAPH_FILE)
@@ -47,20 +45,20 @@ def test_stamp_of_a_graph_without_content_id(tmp_path: Path) -> None:
     assert graph_stamp(tmp_path) == {"size": path.stat().st_size, "mtime_ns": path.stat().st_mtime_ns}
 
 
-def test_store_is_rebuilt_when_the_content_changes_but_size_and_mtime_do_not(tmp_path: Path) -> None:
+def test_store_is_rebuilt_when_the_content_changes_but_size_and_mtime_do_not(sample_graph, tmp_path: Path) -> None:
     save(sample_graph(), tmp_path)
     assert [row[0].value for row in sparql.query(tmp_path, TITLES, backend="oxigraph").rows] == ["HippoRAG: memory"]
-    resave_keeping_size_and_mtime(tmp_path, "HippoRAG: MEMORY")
+    resave_keeping_size_and_mtime(tmp_path, "HippoRAG: MEMORY", sample_graph())
     assert [row[0].value for row in sparql.query(tmp_path, TITLES, backend="oxigraph").rows] == ["HippoRAG: MEMORY"]
 
 
-def test_index_is_stale_when_the_content_changes_but_size_and_mtime_do_not(tmp_path: Path) -> None:
+def test_index_is_stale_when_the_content_changes_but_size_and_mtime_do_not(sample_graph, tmp_path: Path) -> None:
     graph = sample_graph()
     save(graph, tmp_path)
     related.write_index(graph, tmp_path)
     index, source = related.open_index(tmp_path)
     assert source == "index"
-    resave_keeping_size_and_mtime(tmp_path, "HippoRAG: MEMORY")
+    resave_keeping_size_and_mtime(tmp_path, "HippoRAG: MEMORY", sample_graph())
     index, source = related.open_index(tmp_path)
     assert source == "graph"
     assert "HippoRAG: MEMORY" in index.titles

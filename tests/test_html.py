@@ -12,7 +12,7 @@ import networkx as nx
 import pytest
 
 from kg.cli import main
-from kg.graph import build_graph, save
+from kg.graph import save
 from kg.html import (
     render_html,
     safe_url,
@@ -21,52 +21,10 @@ from kg.html import (
     short_title,
     write_html,
 )
-from kg.model import Concept, Mention, Paper, PaperEntities
-
-# Untrusted corpus text: every way we know to make a page run code.
-EVIL_ABSTRACT = (
-    "We </script><script>window.__pwned = 'script'</script> study "
-    "<img src=x onerror=\"window.__pwned = 'img'\"> and "
-    "<a href=\"javascript:window.__pwned = 'link'\">links</a> \u2028 <!-- <svg onload=window.__pwned=1>"
-)
-
-
-def mention(concept: str, label: str, role: str = "used") -> Mention:
-    return Mention(0, 1, "x", label, concept, role, "vocab", 0.9, 0, 1)  # type: ignore[arg-type]
-
-
-def make_graph() -> nx.DiGraph:
-    """3 papers, 8 concepts of all five types; one paper and one concept carry XSS payloads."""
-    papers = [
-        Paper("p1", "Graph Neural Networks for Molecular Property Prediction at Scale", "We propose GNN-X for molecules on GPUs.",
-              authors=("Ada Lovelace", "Alan Turing"), year=2025, venue="ICML", url="https://example.org/p1"),
-        Paper("p2", "Retrieval-Augmented Generation with Long Contexts", "RAG evaluated on ImageNet with BLEU.",
-              authors=("Grace Hopper",), year=2024, venue="NeurIPS", url="javascript:window.__pwned='url'"),
-        Paper("p3", "<img src=x onerror=\"window.__pwned='title'\">Evil paper", EVIL_ABSTRACT,
-              authors=("Mallory <b onmouseover=window.__pwned=1>",), year=2023, venue="<i>Venue</i>", url="https://ok.example/p3"),
-    ]
-    concepts = [
-        Concept("method/gnn", "METHOD", "graph neural network", ("GNN",)),
-        Concept("method/message-passing", "METHOD", "message passing", broader=("method/gnn",)),
-        Concept("method/rag", "METHOD", "retrieval-augmented generation", ("RAG",)),
-        Concept("method/evil", "METHOD", "<script>window.__pwned='label'</script>"),
-        Concept("dataset/imagenet", "DATASET", "ImageNet"),
-        Concept("metric/bleu", "METRIC", "BLEU"),
-        Concept("task/molecule", "TASK", "molecular property prediction"),
-        Concept("hardware/gpu", "HARDWARE", "GPU"),
-    ]
-    entities = [
-        PaperEntities("p1", (mention("method/gnn", "METHOD", "proposed"), mention("method/message-passing", "METHOD"),
-                             mention("task/molecule", "TASK"), mention("hardware/gpu", "HARDWARE"))),
-        PaperEntities("p2", (mention("method/rag", "METHOD", "proposed"), mention("dataset/imagenet", "DATASET"),
-                             mention("metric/bleu", "METRIC"), mention("method/gnn", "METHOD"))),
-        PaperEntities("p3", (mention("method/evil", "METHOD"), mention("dataset/imagenet", "DATASET"), mention("method/gnn", "METHOD"))),
-    ]
-    return build_graph(papers, entities, concepts)
 
 
 @pytest.fixture
-def graph_dir(tmp_path: Path) -> Path:
+def graph_dir(make_graph, tmp_path: Path) -> Path:
     save(make_graph(), tmp_path)
     return tmp_path
 
@@ -119,7 +77,7 @@ def concept_ids(graph: nx.DiGraph) -> list[str]:
     return sorted(key for key, data in graph.nodes(data=True) if data["kind"] == "concept")
 
 
-def test_select_keeps_everything_by_default() -> None:
+def test_select_keeps_everything_by_default(make_graph) -> None:
     graph = make_graph()
     selection = select_subgraph(graph)
     view = selection.graph
@@ -128,20 +86,20 @@ def test_select_keeps_everything_by_default() -> None:
     assert view.number_of_edges() == graph.number_of_edges() == 12  # 11 mentions + 1 broader
 
 
-def test_select_by_type_keeps_papers() -> None:
+def test_select_by_type_keeps_papers(make_graph) -> None:
     view = select_subgraph(make_graph(), types=["dataset", "METRIC"]).graph
     assert concept_ids(view) == ["concept:dataset/imagenet", "concept:metric/bleu"]
     assert sorted(k for k in view if k.startswith("paper:")) == ["paper:p1", "paper:p2", "paper:p3"]
 
 
-def test_select_min_papers_drops_rare_concepts() -> None:
+def test_select_min_papers_drops_rare_concepts(make_graph) -> None:
     selection = select_subgraph(make_graph(), min_papers=2)
     view = selection.graph
     assert selection.min_papers == 2
     assert concept_ids(view) == ["concept:dataset/imagenet", "concept:method/gnn"]
 
 
-def test_select_focus_and_depth() -> None:
+def test_select_focus_and_depth(make_graph) -> None:
     graph = make_graph()
     view = select_subgraph(graph, focus="p1", depth=1).graph
     assert sorted(view) == ["concept:hardware/gpu", "concept:method/gnn", "concept:method/message-passing", "concept:task/molecule", "paper:p1"]
@@ -149,14 +107,14 @@ def test_select_focus_and_depth() -> None:
     assert {"paper:p2", "paper:p3"} <= set(view) and "concept:metric/bleu" not in view
 
 
-def test_select_chooses_min_papers_automatically_for_big_graphs() -> None:
+def test_select_chooses_min_papers_automatically_for_big_graphs(make_graph) -> None:
     # 3 papers + 8 concepts = 11 nodes; a budget of 5 leaves room for the 2 concepts in 2 papers.
     selection = select_subgraph(make_graph(), max_nodes=5)
     assert selection.min_papers == 2
     assert len(selection.graph) == 5
 
 
-def test_select_keeps_the_best_linked_papers_when_papers_alone_are_too_many() -> None:
+def test_select_keeps_the_best_linked_papers_when_papers_alone_are_too_many(make_graph) -> None:
     # Budget 3: the threshold rises to 3 (only GNN, in all 3 papers, is left), and of the
     # papers, all equally linked to it, the first two by id stay.
     selection = select_subgraph(make_graph(), max_nodes=3)
@@ -166,7 +124,7 @@ def test_select_keeps_the_best_linked_papers_when_papers_alone_are_too_many() ->
     assert len(select_subgraph(make_graph(), max_nodes=3, min_papers=3).graph) == 4
 
 
-def test_select_rejects_bad_arguments() -> None:
+def test_select_rejects_bad_arguments(make_graph) -> None:
     with pytest.raises(ValueError, match="unknown concept type"):
         select_subgraph(make_graph(), types=["PERSON"])
     with pytest.raises(ValueError, match="min_papers must be 1 or more"):
@@ -176,7 +134,7 @@ def test_select_rejects_bad_arguments() -> None:
 # ---- the page ----
 
 
-def test_page_is_self_contained_and_offline() -> None:
+def test_page_is_self_contained_and_offline(make_graph) -> None:
     page = render_html(make_graph())
     # No element that fetches anything: no <link>, no src/href attribute pointing outside.
     assert "<link" not in page
@@ -187,7 +145,7 @@ def test_page_is_self_contained_and_offline() -> None:
     assert "new vis.Network" in page
 
 
-def test_page_csp_allows_exactly_its_own_scripts() -> None:
+def test_page_csp_allows_exactly_its_own_scripts(make_graph) -> None:
     page = render_html(make_graph())
     csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', page).group(1)
     assert csp.startswith("default-src 'none'; script-src 'sha256-")
@@ -197,19 +155,19 @@ def test_page_csp_allows_exactly_its_own_scripts() -> None:
     assert "unsafe-inline" not in csp.split("script-src")[1].split(";")[0]
 
 
-def test_page_embeds_corpus_text_inert() -> None:
+def test_page_embeds_corpus_text_inert(make_graph, evil_abstract) -> None:
     page = render_html(make_graph())
     for raw in ("<script>window", "<img src=x", "<a href=\"javascript", "</script><script>", "<svg onload", "\u2028"):
         assert raw not in page
     nodes = {node["id"]: node for node in json_block(page, "kg-nodes")}
     evil = nodes["paper:p3"]["kg"]
-    assert evil["abstract"] == " ".join(EVIL_ABSTRACT.split())  # the text survives intact, as data
+    assert evil["abstract"] == " ".join(evil_abstract.split())  # the text survives intact, as data
     assert nodes["paper:p2"]["kg"]["url"] is None  # javascript: URL dropped
     assert nodes["paper:p1"]["kg"]["url"] == "https://example.org/p1"
     assert nodes["concept:method/evil"]["label"] == "<script>window.__pwned='label'</script>"
 
 
-def test_page_nodes_styles_and_edges() -> None:
+def test_page_nodes_styles_and_edges(make_graph) -> None:
     page = render_html(make_graph())
     nodes = {node["id"]: node for node in json_block(page, "kg-nodes")}
     assert len(nodes) == 11
@@ -230,18 +188,18 @@ def test_page_nodes_styles_and_edges() -> None:
     assert set(options["groups"]) == {"paper", "METHOD", "DATASET", "TASK", "METRIC", "HARDWARE", "TERM"}
 
 
-def test_terms_have_a_toggle_that_starts_off() -> None:
+def test_terms_have_a_toggle_that_starts_off(make_graph) -> None:
     page = render_html(make_graph())
     toggles = dict(re.findall(r'<label class="kg-toggle" data-type="(\w+)"><input type="checkbox"( checked)? value=', page))
     assert toggles == {"paper": " checked", "METHOD": " checked", "DATASET": " checked", "TASK": " checked",
                        "METRIC": " checked", "HARDWARE": " checked", "TERM": ""}
 
 
-def test_page_is_deterministic() -> None:
+def test_page_is_deterministic(make_graph) -> None:
     assert render_html(make_graph()) == render_html(make_graph())
 
 
-def test_write_html_reports_what_it_drew(tmp_path: Path) -> None:
+def test_write_html_reports_what_it_drew(make_graph, tmp_path: Path) -> None:
     summary = write_html(make_graph(), tmp_path / "g.html", min_papers=2)
     page = (tmp_path / "g.html").read_text(encoding="utf-8")
     assert (summary.nodes, summary.papers, summary.concepts, summary.edges, summary.min_papers) == (5, 3, 2, 5, 2)
@@ -261,7 +219,7 @@ def test_cli_writes_graph_html_beside_the_graph(graph_dir: Path, capsys) -> None
     assert out == f"Wrote {graph_dir / 'graph.html'} ({size / 1e6:.1f} MB): 3 papers, 8 concepts (in ≥ 1 papers), 12 edges\n"
 
 
-def test_page_says_when_papers_were_left_out(tmp_path: Path) -> None:
+def test_page_says_when_papers_were_left_out(make_graph, tmp_path: Path) -> None:
     summary = write_html(make_graph(), tmp_path / "g.html", max_nodes=3)
     assert (summary.papers, summary.papers_available) == (2, 3)
     page = (tmp_path / "g.html").read_text(encoding="utf-8")
@@ -323,24 +281,12 @@ def test_cli_unwritable_output(graph_dir: Path, capsys) -> None:
 
 # ---- the seeds, through `kg build` ----
 
-SEEDS = Path(__file__).resolve().parents[1] / "seeds"
 
-
-@pytest.fixture(scope="module")
-def seeds_out(tmp_path_factory) -> Path:
-    """`kg build seeds/` once (spaCy extraction, a few seconds)."""
-    out = tmp_path_factory.mktemp("seeds-out")
-    assert main(["build", str(SEEDS), "-o", str(out), "--quiet"]) == 0
-    return out
-
-
-def test_build_writes_the_same_page_as_kg_html(seeds_out: Path, tmp_path: Path) -> None:
-    from kg.graph import load
-
+def test_build_writes_the_same_page_as_kg_html(seeds_out: Path, seeds_graph, tmp_path: Path) -> None:
     built = (seeds_out / "graph.html").read_bytes()
-    write_html(load(seeds_out), tmp_path / "again.html")
+    write_html(seeds_graph, tmp_path / "again.html")
     assert (tmp_path / "again.html").read_bytes() == built  # deterministic, default options
-    graph = load(seeds_out)
+    graph = seeds_graph
     nodes = json_block(built.decode("utf-8"), "kg-nodes")
     assert len(nodes) == graph.number_of_nodes()  # the seeds are small: nothing filtered
     assert sum(1 for node in nodes if node["group"] == "paper") == 38

@@ -13,8 +13,6 @@ import pytest
 
 from kg.html import write_html
 
-from test_html import make_graph, seeds_out  # noqa: F401  (seeds_out is a fixture)
-
 pytestmark = pytest.mark.browser
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -80,7 +78,7 @@ class Page:
 
 
 @pytest.fixture
-def open_page(browser, tmp_path: Path) -> Iterator:
+def open_page(browser, make_graph, tmp_path: Path) -> Iterator:
     pages: list[Page] = []
 
     def opener(**options) -> Page:
@@ -99,12 +97,14 @@ def open_page(browser, tmp_path: Path) -> Iterator:
         page.close()
 
 
-ALL_NODES = sorted(make_graph())
+@pytest.fixture(scope="module")
+def all_nodes(make_graph) -> list[str]:
+    return sorted(make_graph())
 
 
-def test_page_draws_every_node_offline(open_page) -> None:
+def test_page_draws_every_node_offline(open_page, all_nodes) -> None:
     page = open_page()
-    assert page.drawn_nodes() == ALL_NODES
+    assert page.drawn_nodes() == all_nodes
     assert page.js("kgNetwork.body.data.edges.length") == 12
     # Something is actually painted on the canvas (not a blank page).
     painted = page.js(
@@ -141,16 +141,16 @@ def test_search_finds_and_focuses_a_node(open_page) -> None:
     assert page.js("kgFind('rag')") == ["concept:method/rag"]
 
 
-def test_type_toggles_and_threshold_hide_nodes(open_page) -> None:
+def test_type_toggles_and_threshold_hide_nodes(open_page, all_nodes) -> None:
     page = open_page()
     page.page.uncheck('.kg-toggle input[value="METHOD"]')
     methods = {"concept:method/gnn", "concept:method/message-passing", "concept:method/rag", "concept:method/evil"}
-    assert page.drawn_nodes() == sorted(set(ALL_NODES) - methods)
+    assert page.drawn_nodes() == sorted(set(all_nodes) - methods)
     page.page.uncheck('.kg-toggle input[value="paper"]')
     assert page.drawn_nodes() == ["concept:dataset/imagenet", "concept:hardware/gpu", "concept:metric/bleu", "concept:task/molecule"]
     page.page.check('.kg-toggle input[value="METHOD"]')
     page.page.check('.kg-toggle input[value="paper"]')
-    assert page.drawn_nodes() == ALL_NODES
+    assert page.drawn_nodes() == all_nodes
     # Threshold: concepts in fewer than 2 papers disappear.
     page.js("() => { const s = document.getElementById('kg-threshold'); s.value = '2'; s.dispatchEvent(new Event('input')); }")
     assert page.drawn_nodes() == ["concept:dataset/imagenet", "concept:method/gnn", "paper:p1", "paper:p2", "paper:p3"]
@@ -209,11 +209,9 @@ def test_corpus_payloads_never_execute(open_page) -> None:
     assert page.js("window.__pwned") is None
 
 
-def test_seeds_page_from_kg_build(browser, seeds_out: Path) -> None:
+def test_seeds_page_from_kg_build(browser, seeds_out: Path, seeds_graph) -> None:
     """The page `kg build seeds/` writes draws every node and its search focuses a paper."""
-    from kg.graph import load
-
-    graph = load(seeds_out)
+    graph = seeds_graph
     page = Page(browser, seeds_out / "graph.html")
     try:
         assert page.drawn_nodes() == sorted(graph)

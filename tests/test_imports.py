@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_rdf import sample_graph
 
 from kg.cli import COMMANDS
 from kg.graph import save
@@ -43,7 +42,7 @@ def test_no_command_module_imports_spacy(name: str) -> None:
     assert "spacy" not in imported_after(f"import {COMMANDS[name].split(':')[0]}")
 
 
-def test_sparql_over_the_cached_store_needs_neither_networkx_nor_rdflib(tmp_path: Path) -> None:
+def test_sparql_over_the_cached_store_needs_neither_networkx_nor_rdflib(sample_graph, tmp_path: Path) -> None:
     save(sample_graph(), tmp_path)
     run = f"from kg.cli import main\nassert main(['sparql', 'ASK {{}}', '--graph', {str(tmp_path)!r}, '--backend', 'oxigraph']) == 0"
     assert imported_after(run) == {"pyoxigraph", "networkx"}  # the first query builds the store from graph.json

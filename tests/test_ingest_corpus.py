@@ -13,13 +13,9 @@ from hypothesis import strategies as st
 
 from kg.ingest import read_corpus
 
-ROOT = Path(__file__).resolve().parent.parent
-SEEDS = ROOT / "seeds"
-SHARED_CORPUS = ROOT.parent / "shared" / "corpus"
 
-
-def test_seeds_are_38_icml_2025_papers_with_derived_titles():
-    corpus = read_corpus([str(SEEDS)])
+def test_seeds_are_38_icml_2025_papers_with_derived_titles(seeds):
+    corpus = read_corpus([str(seeds)])
     papers = corpus.papers
     assert len(papers) == 38
     assert corpus.duplicates == 0 and corpus.skipped == ()
@@ -49,23 +45,23 @@ def test_seeds_are_38_icml_2025_papers_with_derived_titles():
     } <= ids
 
 
-def test_seed_ids_do_not_depend_on_how_the_folder_is_named():
-    by_folder = read_corpus([str(SEEDS)]).papers
-    by_files = read_corpus(sorted(str(f) for f in SEEDS.glob("*.txt"))[::-1]).papers
+def test_seed_ids_do_not_depend_on_how_the_folder_is_named(seeds):
+    by_folder = read_corpus([str(seeds)]).papers
+    by_files = read_corpus(sorted(str(f) for f in seeds.glob("*.txt"))[::-1]).papers
     assert [p.id for p in by_folder] == [p.id for p in by_files]
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not SHARED_CORPUS.is_dir(), reason="../shared/corpus is not here")
-def test_shared_corpus_reads_as_it_is():
-    files = sorted(str(f) for f in SHARED_CORPUS.glob("*.jsonl"))
+def test_shared_corpus_reads_as_it_is(shared):
+    shared_corpus = shared("corpus")  # skips when ../shared/corpus is not here
+    files = sorted(str(f) for f in shared_corpus.glob("*.jsonl"))
     assert len(files) == 7
     # icml2025_accepted_titles.jsonl has titles but no abstracts: an error by default…
     from kg.errors import EmptyAbstract
 
     with pytest.raises(EmptyAbstract) as error:
         read_corpus(files)
-    assert error.value.message.startswith(f"{SHARED_CORPUS}/icml2025_accepted_titles.jsonl:1: empty abstract (title “")
+    assert error.value.message.startswith(f"{shared_corpus}/icml2025_accepted_titles.jsonl:1: empty abstract (title “")
     # …and with skip_invalid all 3,346 of them are listed, everything else is read.
     corpus = read_corpus(files, skip_invalid=True)
     assert len(corpus.skipped) == 3346

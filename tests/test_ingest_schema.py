@@ -14,8 +14,7 @@ from kg.model import Paper
 
 jsonschema = pytest.importorskip("jsonschema")
 
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = ROOT / "tests" / "fixtures" / "ingest"
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "ingest"
 
 
 @pytest.fixture(scope="module")
@@ -31,8 +30,8 @@ def test_schema_properties_are_the_dataclass_fields(validator):
     assert validator.schema["required"] == names  # to_dict() always writes every field
 
 
-def test_every_read_paper_validates(validator):
-    papers = read_corpus([str(ROOT / "seeds"), str(FIXTURES)]).papers
+def test_every_read_paper_validates(validator, seeds):
+    papers = read_corpus([str(seeds), str(FIXTURES)]).papers
     assert len(papers) == 38 + 14
     for paper in papers:
         record = json.loads(json.dumps(paper.to_dict()))  # as written to papers.jsonl

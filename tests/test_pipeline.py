@@ -11,11 +11,6 @@ from kg.components import COMPONENTS
 from kg.extract import extract_text
 
 
-@pytest.fixture(scope="session")
-def nlp():
-    return pipeline.load_pipeline()
-
-
 def test_pipeline_is_statistical_without_ner_plus_kg_components(nlp):
     assert nlp.pipe_names == ["tok2vec", "tagger", "parser", "attribute_ruler", "lemmatizer", *COMPONENTS]
     assert pipeline.load_pipeline() is nlp  # cached: built once

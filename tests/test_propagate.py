@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -12,7 +11,6 @@ from kg.propagate import LEXICON_SCORE, LEXICON_SOURCE, build_lexicon, find_matc
 from kg.model import Resolution
 from kg.vocab import Vocabulary
 
-SEEDS = Path(__file__).resolve().parents[1] / "seeds"
 NO_VOCABULARY = Vocabulary(entries=(), by_key={}, by_surface={}, by_id={}, digest="")
 
 CONCEPTS = (
@@ -152,14 +150,10 @@ def test_deterministic():
     assert first == second
 
 
-@pytest.mark.skipif(not SEEDS.is_dir(), reason="seeds/ not present")
-def test_seed_build_has_valid_lexicon_mentions(tmp_path):
-    from kg.builder import build
-
-    build([str(SEEDS)], tmp_path)
-    papers = {p["id"]: p for p in map(json.loads, (tmp_path / "papers.jsonl").read_text().splitlines())}
+def test_seed_build_has_valid_lexicon_mentions(seeds_out):
+    papers = {p["id"]: p for p in map(json.loads, (seeds_out / "papers.jsonl").read_text().splitlines())}
     lexicon_mentions = 0
-    for line in (tmp_path / "entities.jsonl").read_text().splitlines():
+    for line in (seeds_out / "entities.jsonl").read_text().splitlines():
         record = json.loads(line)
         abstract = papers[record["id"]]["abstract"]
         for m in record["entities"]:
@@ -172,13 +166,12 @@ def test_seed_build_has_valid_lexicon_mentions(tmp_path):
     assert lexicon_mentions > 0
 
 
-def test_kg_extract_reports_the_same_mentions_as_kg_build(tmp_path, capsys):
-    from kg.builder import build
+def test_kg_extract_reports_the_same_mentions_as_kg_build(seeds, seeds_build, capsys):
     from kg.cli import main
 
-    build([str(SEEDS)], tmp_path, no_cache=True)
-    assert main(["extract", str(SEEDS)]) == 0
+    assert seeds_build.summary.cached == 0  # the build ran spaCy on every paper, nothing came from a cache
+    assert main(["extract", str(seeds)]) == 0
     extracted = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    built = [json.loads(line) for line in (tmp_path / "entities.jsonl").read_text().splitlines()]
+    built = [json.loads(line) for line in (seeds_build.out / "entities.jsonl").read_text().splitlines()]
     assert extracted == built
     assert any(e["source"] == LEXICON_SOURCE for record in extracted for e in record["entities"])

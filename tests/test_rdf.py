@@ -1,7 +1,7 @@
 """kg.rdf and kg.store: the RDF model, IRIs, serialisations, ontology and SHACL shapes.
 
-`sample_graph()` (also imported by the other RDF/SPARQL test modules) is a hand-made graph
-with every concept type, a proposed concept, a broader link, awkward ids and text.
+`sample_graph()` (a conftest.py fixture, shared with the other RDF/SPARQL test modules) is a
+hand-made graph with every concept type, a proposed concept, a broader link, awkward ids and text.
 """
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-from importlib.resources import files
 
 import networkx as nx
 import pyoxigraph as ox
@@ -33,46 +32,6 @@ PROV = rdflib.Namespace("http://www.w3.org/ns/prov#")
 BASE = terms.DEFAULT_BASE
 
 
-def mention(start: int, end: int, text: str, label: str, concept: str, role: str = "used", score: float = 0.9) -> Mention:
-    return Mention(start=start, end=end, text=text, label=label, concept=concept, role=role, source="vocab", score=score, sent_start=0, sent_end=end)
-
-
-def sample_graph() -> nx.DiGraph:
-    a1 = "We propose HippoRAG for question answering on MuSiQue, trained on A100 GPUs."
-    a2 = "We evaluate BERT and HippoRAG on MuSiQue and report F1."
-    a3 = "Transformers for question answering."
-    papers = [
-        Paper(id="p1", title="HippoRAG: memory", abstract=a1, authors=("Ada Lovelace", "Alan Turing"), year=2024, venue="NeurIPS", url="https://example.org/p1", doi="10.1/abc"),
-        Paper(id="p2", title='A study of <b>BERT</b> & "friends"', abstract=a2, authors=("Alan Turing",), year=2025, venue="ICML", keywords=("nlp",)),
-        Paper(id="p3/x y", title="Transformers", abstract=a3, title_derived=True),
-    ]
-    concepts = [
-        Concept(id="method/hipporag", type="METHOD", pref_label="HippoRAG", broader=("method/rag",)),
-        Concept(id="method/rag", type="METHOD", pref_label="retrieval-augmented generation", alt_labels=("RAG",)),
-        Concept(id="method/bert", type="METHOD", pref_label="BERT", alt_labels=("Bidirectional Encoder Representations from Transformers",)),
-        Concept(id="dataset/musique", type="DATASET", pref_label="MuSiQue"),
-        Concept(id="task/qa", type="TASK", pref_label="question answering"),
-        Concept(id="metric/f1", type="METRIC", pref_label="F1"),
-        Concept(id="hardware/a100", type="HARDWARE", pref_label="A100"),
-    ]
-    entities = [
-        PaperEntities("p1", (
-            mention(11, 19, "HippoRAG", "METHOD", "method/hipporag", "proposed"),
-            mention(24, 42, "question answering", "TASK", "task/qa"),
-            mention(46, 53, "MuSiQue", "DATASET", "dataset/musique"),
-            mention(66, 70, "A100", "HARDWARE", "hardware/a100", score=0.8),
-        )),
-        PaperEntities("p2", (
-            mention(12, 16, "BERT", "METHOD", "method/bert"),
-            mention(21, 29, "HippoRAG", "METHOD", "method/hipporag", score=0.7),
-            mention(33, 40, "MuSiQue", "DATASET", "dataset/musique"),
-            mention(52, 54, "F1", "METRIC", "metric/f1"),
-        )),
-        PaperEntities("p3/x y", (mention(17, 35, "question answering", "TASK", "task/qa"),)),
-    ]
-    return build_graph(papers, entities, concepts, meta={"pipeline": {"name": "kg-extract", "version": "1.0"}})
-
-
 def turtle_of(graph: nx.DiGraph, fmt: str = "ttl") -> bytes:
     buffer = io.BytesIO()
     writers.serialize(graph, buffer, format=fmt)
@@ -81,14 +40,6 @@ def turtle_of(graph: nx.DiGraph, fmt: str = "ttl") -> bytes:
 
 def parse(data: bytes, fmt: str = "turtle") -> rdflib.Graph:
     return rdflib.Graph().parse(data=data.decode("utf-8"), format=fmt)
-
-
-def shapes() -> rdflib.Graph:
-    return rdflib.Graph().parse(data=(files("kg.schemas") / "shapes.ttl").read_text(encoding="utf-8"), format="turtle")
-
-
-def ontology() -> rdflib.Graph:
-    return rdflib.Graph().parse(data=(files("kg.schemas") / "kg.ttl").read_text(encoding="utf-8"), format="turtle")
 
 
 P1 = URIRef(BASE + "paper/p1")
@@ -155,7 +106,7 @@ def test_base_is_configurable_and_checked() -> None:
 # --- the model ---------------------------------------------------------------------------
 
 
-def test_paper_triples() -> None:
+def test_paper_triples(sample_graph) -> None:
     g = parse(turtle_of(sample_graph()))
     assert set(g.objects(P1, RDF.type)) == {URIRef("http://purl.org/spar/fabio/ResearchPaper"), URIRef("http://schema.org/ScholarlyArticle")}
     assert g.value(P1, DCT.identifier) == Literal("p1")
@@ -171,7 +122,7 @@ def test_paper_triples() -> None:
     assert g.value(P2, DCT.title) == Literal('A study of <b>BERT</b> & "friends"')
 
 
-def test_links_typed_generic_proposed_and_qualified() -> None:
+def test_links_typed_generic_proposed_and_qualified(sample_graph) -> None:
     g = parse(turtle_of(sample_graph()))
     # proposed: kg:proposes AND the typed link AND dcterms:subject
     assert (P1, KG.proposes, HIPPORAG) in g
@@ -191,7 +142,7 @@ def test_links_typed_generic_proposed_and_qualified() -> None:
     assert g.value(link, KG.weight) == Literal("0.7", datatype=XSD.decimal)
 
 
-def test_concepts_skos() -> None:
+def test_concepts_skos(sample_graph) -> None:
     g = parse(turtle_of(sample_graph()))
     rag = URIRef(BASE + "concept/method%2Frag")
     assert set(g.objects(rag, RDF.type)) == {KG.Method, SKOS.Concept}
@@ -201,7 +152,7 @@ def test_concepts_skos() -> None:
     assert len(set(g.subjects(RDF.type, SKOS.Concept))) == 7
 
 
-def test_mention_provenance() -> None:
+def test_mention_provenance(sample_graph) -> None:
     g = parse(turtle_of(sample_graph()))
     annotation = URIRef(BASE + "annotation/p1/method%2Fhipporag/11-19")
     assert g.value(annotation, RDF.type) == OA.Annotation
@@ -218,14 +169,14 @@ def test_mention_provenance() -> None:
     assert len(set(g.subjects(RDF.type, OA.Annotation))) == 9  # one per mention
 
 
-def test_triple_count() -> None:
+def test_triple_count(sample_graph) -> None:
     assert sum(1 for _ in triples.triples(sample_graph())) == 246
 
 
 # --- serialisations ----------------------------------------------------------------------
 
 
-def test_turtle_is_deterministic_and_parses_back_isomorphic() -> None:
+def test_turtle_is_deterministic_and_parses_back_isomorphic(sample_graph) -> None:
     graph = sample_graph()
     first, second = turtle_of(graph), turtle_of(sample_graph())
     assert first == second
@@ -237,19 +188,19 @@ def test_turtle_is_deterministic_and_parses_back_isomorphic() -> None:
 
 
 @pytest.mark.parametrize(("fmt", "rdflib_format"), [("nt", "nt"), ("jsonld", "json-ld")])
-def test_other_formats_hold_the_same_triples(fmt: str, rdflib_format: str) -> None:
+def test_other_formats_hold_the_same_triples(sample_graph, fmt: str, rdflib_format: str) -> None:
     graph = sample_graph()
     assert set(parse(turtle_of(graph, fmt), rdflib_format)) == set(convert.to_rdflib(graph))
 
 
-def test_store_holds_the_same_triples() -> None:
+def test_store_holds_the_same_triples(sample_graph) -> None:
     graph = sample_graph()
     store = to_store(graph)
     assert len(store) == 246
     assert {(q.subject, q.predicate, q.object) for q in store} == {(t.subject, t.predicate, t.object) for t in triples.triples(graph)}
 
 
-def test_nt_shards_partition_by_subject(tmp_path) -> None:
+def test_nt_shards_partition_by_subject(sample_graph, tmp_path) -> None:
     graph = sample_graph()
     count = writers.write_nt_shards(graph, tmp_path / "graph.nt", shards=3)
     paths = sorted(tmp_path.iterdir())
@@ -263,7 +214,7 @@ def test_nt_shards_partition_by_subject(tmp_path) -> None:
     assert all(len(part) > 0 for part in parts)
 
 
-def test_graphml_encodes_lists(tmp_path) -> None:
+def test_graphml_encodes_lists(sample_graph, tmp_path) -> None:
     graph = sample_graph()
     write_graphml(graph, tmp_path / "g.graphml")
     back = nx.read_graphml(tmp_path / "g.graphml")
@@ -277,28 +228,27 @@ def test_graphml_encodes_lists(tmp_path) -> None:
 # --- ontology and shapes -------------------------------------------------------------------
 
 
-def test_ontology_declares_every_kg_term_used_with_label_and_comment() -> None:
-    onto = ontology()
-    declared = {s for s in onto.subjects(RDFS.label) if str(s).startswith(terms.KG)}
+def test_ontology_declares_every_kg_term_used_with_label_and_comment(sample_graph, ontology) -> None:
+    declared = {s for s in ontology.subjects(RDFS.label) if str(s).startswith(terms.KG)}
     data = parse(turtle_of(sample_graph()))
     used = {term for triple in data for term in triple if isinstance(term, URIRef) and str(term).startswith(terms.KG)}
     assert used and used <= declared, used - declared
     for term in declared:
-        assert onto.value(term, RDFS.comment) is not None, term
+        assert ontology.value(term, RDFS.comment) is not None, term
     for cls in ("Method", "Dataset", "Task", "Metric", "Hardware"):
-        assert (KG[cls], RDFS.subClassOf, SKOS.Concept) in onto
+        assert (KG[cls], RDFS.subClassOf, SKOS.Concept) in ontology
     for prop in ("proposes", "usesMethod", "usesDataset", "addressesTask", "reportsMetric", "usesHardware"):
-        assert (KG[prop], RDFS.subPropertyOf, DCT.subject) in onto
+        assert (KG[prop], RDFS.subPropertyOf, DCT.subject) in ontology
 
 
-def test_graph_validates_against_shapes() -> None:
+def test_graph_validates_against_shapes(sample_graph, shacl_shapes) -> None:
     import pyshacl
 
-    conforms, _, report = pyshacl.validate(parse(turtle_of(sample_graph())), shacl_graph=shapes())
+    conforms, _, report = pyshacl.validate(parse(turtle_of(sample_graph())), shacl_graph=shacl_shapes)
     assert conforms, report
 
 
-def test_shapes_catch_a_broken_graph() -> None:
+def test_shapes_catch_a_broken_graph(sample_graph, shacl_shapes) -> None:
     import pyshacl
 
     data = parse(turtle_of(sample_graph()))
@@ -307,7 +257,7 @@ def test_shapes_catch_a_broken_graph() -> None:
     selector = URIRef(BASE + "annotation/p1/task%2Fqa/24-42#selector")
     data.set((selector, OA.end, Literal(500)))  # a span beyond the abstract
     data.add((P1, KG.usesDataset, HIPPORAG))  # a method used as a dataset
-    conforms, results, _ = pyshacl.validate(data, shacl_graph=shapes())
+    conforms, results, _ = pyshacl.validate(data, shacl_graph=shacl_shapes)
     assert not conforms
     sh = rdflib.Namespace("http://www.w3.org/ns/shacl#")
     focus = {(results.value(r, sh.focusNode), results.value(r, sh.sourceConstraintComponent)) for r in results.subjects(RDF.type, sh.ValidationResult)}
@@ -341,7 +291,8 @@ def random_graphs(draw) -> nx.DiGraph:
         for cid in draw(st.lists(st.sampled_from(concept_ids), max_size=3)):
             start = draw(st.integers(0, len(abstract) - 1))
             end = draw(st.integers(start + 1, len(abstract)))
-            mentions.append(mention(start, end, abstract[start:end], "METHOD", cid, draw(st.sampled_from(["used", "proposed"])), draw(st.floats(0, 1))))
+            role, score = draw(st.sampled_from(["used", "proposed"])), draw(st.floats(0, 1))
+            mentions.append(Mention(start=start, end=end, text=abstract[start:end], label="METHOD", concept=cid, role=role, source="vocab", score=score, sent_start=0, sent_end=end))
         entities.append(PaperEntities(pid, tuple(mentions)))
     return build_graph(papers, entities, concepts, meta={"pipeline": {"name": draw(texts), "version": draw(texts)}})
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import pyoxigraph as ox
 import pytest
 import rdflib
-from test_rdf import P1, sample_graph
 
 from kg.rdf.convert import to_rdflib, to_rdflib_term
-from kg.rdf.terms import KG
+from kg.rdf.terms import DEFAULT_BASE, KG
 
 DCT = rdflib.Namespace("http://purl.org/dc/terms/")
 XSD = rdflib.Namespace("http://www.w3.org/2001/XMLSchema#")
+P1 = rdflib.URIRef(DEFAULT_BASE + "paper/p1")  # paper p1 of the sample graph
 
 
 @pytest.mark.parametrize(
@@ -35,7 +35,7 @@ def test_decimal_keeps_its_lexical_form() -> None:
     assert str(to_rdflib_term(ox.Literal("1.50", datatype=ox.NamedNode(str(XSD.decimal))))) == "1.50"
 
 
-def test_graph_literals_keep_their_datatypes() -> None:
+def test_graph_literals_keep_their_datatypes(sample_graph) -> None:
     graph = to_rdflib(sample_graph())
     assert graph.value(P1, DCT.issued).datatype == XSD.gYear
     weights = {o.datatype for o in graph.objects(None, rdflib.URIRef(KG + "weight"))}

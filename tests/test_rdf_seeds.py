@@ -12,7 +12,6 @@ they make sense) rather than loosening the tests.
 from __future__ import annotations
 
 from collections import defaultdict
-from importlib.resources import files
 from pathlib import Path
 
 import pytest
@@ -23,24 +22,19 @@ from kg import sparql
 from kg.rdf import convert, terms, triples
 from kg.graph import load
 
-SEEDS = Path(__file__).resolve().parents[1] / "seeds"
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(not SEEDS.is_dir(), reason="seeds/ not present")]
+pytestmark = pytest.mark.slow
 HIPPORAG2 = "hipporag-2-a-framework-that-outperforms-standard-rag-b2523bf3"
 
 
 @pytest.fixture(scope="module")
-def out(tmp_path_factory) -> Path:
-    from kg.builder import build
-
-    folder = tmp_path_factory.mktemp("seeds-out")
-    summary = build([str(SEEDS)], folder)
-    assert str(folder / "graph.ttl") in summary.outputs
-    return folder
+def out(copy_seeds_out, tmp_path_factory) -> Path:
+    """A copy of the seeds output (conftest's seeds_build): the Oxigraph backend caches its store in it."""
+    return copy_seeds_out(tmp_path_factory.mktemp("rdf-seeds"))
 
 
 @pytest.fixture(scope="module")
-def graph(out):
-    return load(out)
+def graph(seeds_graph):
+    return seeds_graph
 
 
 @pytest.fixture(scope="module")
@@ -56,22 +50,24 @@ def backends(out):
 # --- graph.ttl -----------------------------------------------------------------------------
 
 
+def test_build_wrote_graph_ttl(seeds_build) -> None:
+    assert str(seeds_build.out / "graph.ttl") in seeds_build.summary.outputs
+
+
 def test_graph_ttl_parses_back_isomorphic(graph, turtle) -> None:
     expected = convert.to_rdflib(graph)
     assert len(turtle) == len(expected) == sum(1 for _ in triples.triples(graph))
     assert isomorphic(turtle, expected)
 
 
-def test_graph_ttl_validates_against_shapes(turtle) -> None:
+def test_graph_ttl_validates_against_shapes(turtle, shacl_shapes) -> None:
     import pyshacl
 
-    shapes = rdflib.Graph().parse(data=(files("kg.schemas") / "shapes.ttl").read_text(encoding="utf-8"), format="turtle")
-    conforms, _, report = pyshacl.validate(turtle, shacl_graph=shapes)
+    conforms, _, report = pyshacl.validate(turtle, shacl_graph=shacl_shapes)
     assert conforms, report
 
 
-def test_every_kg_term_is_declared(turtle) -> None:
-    ontology = rdflib.Graph().parse(data=(files("kg.schemas") / "kg.ttl").read_text(encoding="utf-8"), format="turtle")
+def test_every_kg_term_is_declared(turtle, ontology) -> None:
     declared = set(ontology.subjects(rdflib.RDFS.comment))
     used = {t for triple in turtle for t in triple if isinstance(t, rdflib.URIRef) and str(t).startswith(terms.KG)}
     assert used - declared == set()

@@ -1,6 +1,6 @@
 """kg.related and `kg related` on a small hand-made graph with known answers.
 
-The graph (`sample_graph`): two retrieval-augmented-generation papers built on HippoRAG, a
+The graph (`graph_of()`): two retrieval-augmented-generation papers built on HippoRAG, a
 third RAG paper, two Kolmogorov–Arnold-network anomaly-detection papers and a paper that
 only evaluates LLMs. Expected scores are recomputed here from the documented formula.
 """
@@ -58,7 +58,7 @@ LINKS = {
 }
 
 
-def sample_graph(links: dict[str, list[tuple[str, str, int]]] = LINKS, titles: dict[str, str] = TITLES) -> nx.DiGraph:
+def graph_of(links: dict[str, list[tuple[str, str, int]]] = LINKS, titles: dict[str, str] = TITLES) -> nx.DiGraph:
     papers = [Paper(id=pid, title=title, abstract=f"Abstract of {pid}.") for pid, title in titles.items()]
     entities = []
     for pid, rows in links.items():
@@ -96,7 +96,7 @@ def expected_scores(query: str, links=LINKS, proposed: float = 1.5) -> dict[str,
 
 @pytest.fixture
 def graph() -> nx.DiGraph:
-    return sample_graph()
+    return graph_of()
 
 
 @pytest.fixture
@@ -139,7 +139,7 @@ def test_proposed_counts_more_than_used():
         "b": [("method/kan", "proposed", 1), ("method/llm", "used", 1)],
         "c": [("method/kan", "used", 1), ("method/llm", "used", 1)],
     }
-    g = sample_graph(links, {k: f"Paper {k}" for k in links})
+    g = graph_of(links, {k: f"Paper {k}" for k in links})
     ranked = kg.related(g, "a")
     assert [r.id for r in ranked] == ["b", "c"]  # b proposes what a uses; c only uses it
     idf = math.log(1 + 3 / 3)
@@ -156,7 +156,7 @@ def test_mentions_count_logarithmically():
         "once": [("method/kan", "used", 1)],
         "thrice": [("method/kan", "used", 3)],
     }
-    g = sample_graph(links, {k: f"Paper {k}" for k in links})
+    g = graph_of(links, {k: f"Paper {k}" for k in links})
     ranked = kg.related(g, "q")
     assert [r.id for r in ranked] == ["thrice", "once"]
     assert ranked[0].score == pytest.approx((1 + math.log(3)) * ranked[1].score)
@@ -170,7 +170,7 @@ def test_rare_concepts_count_more():
         "x1": [("method/llm", "used", 1)],
         "x2": [("method/llm", "used", 1)],
     }
-    g = sample_graph(links, {k: f"Paper {k}" for k in links})
+    g = graph_of(links, {k: f"Paper {k}" for k in links})
     ranked = kg.related(g, "q")
     assert [r.id for r in ranked] == ["rare", "common", "x1", "x2"]  # equal scores: by id
     assert ranked[1].score == ranked[2].score == ranked[3].score
@@ -364,7 +364,7 @@ links_strategy = st.dictionaries(
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(links=links_strategy)
 def test_property_index_equals_graph(tmp_path_factory, links):
-    g = sample_graph(links, {k: f"Title {k}" for k in links})
+    g = graph_of(links, {k: f"Title {k}" for k in links})
     folder = tmp_path_factory.mktemp("g")
     save(g, folder)
     rel.write_index(g, folder)
@@ -377,3 +377,13 @@ def test_property_index_equals_graph(tmp_path_factory, links):
         assert {r.id for r in from_graph} == set(expected_scores(pid, links))
         for r in from_graph:
             assert sum(x.contribution for x in r.reasons) == pytest.approx(r.score, rel=1e-9)
+
+
+def test_types_may_repeat_and_empty_means_all(out, capsys) -> None:
+    def related(*args: str) -> str:
+        assert main(["related", "p4", "--graph", str(out), "--json", *args]) == 0
+        return capsys.readouterr().out
+
+    assert related("--types", "task", "--types", "METHOD") == related("--types", "method,task") == related()
+    assert related("--types", "") == related()
+    assert related("--types", "task") != related()

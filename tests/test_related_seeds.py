@@ -18,21 +18,16 @@ import kg
 from kg import related_work as rel
 from kg.cli import main
 
-SEEDS = Path(__file__).resolve().parents[1] / "seeds"
+
+@pytest.fixture(scope="module")
+def out(copy_seeds_out, tmp_path_factory) -> Path:
+    """A copy of the seeds output: the SPARQL test below caches an Oxigraph store in it."""
+    return copy_seeds_out(tmp_path_factory.mktemp("related-seeds"))
 
 
 @pytest.fixture(scope="module")
-def out(tmp_path_factory) -> Path:
-    from kg.builder import build
-
-    folder = tmp_path_factory.mktemp("seeds")
-    build([str(SEEDS)], folder)
-    return folder
-
-
-@pytest.fixture(scope="module")
-def graph(out):
-    return kg.load(out)
+def graph(seeds_graph):
+    return seeds_graph
 
 
 def paper_with(graph, phrase: str) -> str:

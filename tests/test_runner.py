@@ -14,13 +14,12 @@ from kg.builder import build
 from kg.cache import CACHE_FILE
 from kg.ingest import read_corpus
 
-SEEDS = Path(__file__).resolve().parents[1] / "seeds"
 GRAPH_OUTPUTS = ("entities.jsonl", "concepts.jsonl", "graph.json", "graph.ttl", "graph.html", "related.idx")
 
 
 @pytest.fixture(scope="module")
-def seed_papers():
-    return read_corpus([str(SEEDS)]).papers
+def seed_papers(seeds):
+    return read_corpus([str(seeds)]).papers
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +61,7 @@ def test_cache_serves_unchanged_papers_and_extracts_new_ones(seed_papers, serial
 
 def test_new_pipeline_version_invalidates_the_cache(seed_papers, tmp_path, monkeypatch):
     runner.run_extraction(seed_papers[:5], cache_dir=tmp_path)
-    monkeypatch.setattr(runner, "pipeline_version", lambda: "some-other-version")
+    monkeypatch.setattr(runner, "pipeline_version", lambda **options: "some-other-version")
     _, stats = runner.run_extraction(seed_papers[:5], cache_dir=tmp_path)
     assert (stats.cached, stats.extracted) == (0, 5)
 
@@ -107,33 +106,33 @@ def test_build_is_byte_identical_for_any_workers_and_input_order(seed_papers, tm
     assert without_source(tmp_path / "out1" / "papers.jsonl") == without_source(tmp_path / "out2" / "papers.jsonl")
 
 
-def test_rebuild_uses_cache_and_shared_cache_folder(tmp_path):
+def test_rebuild_uses_cache_and_shared_cache_folder(seeds, seeds_build, tmp_path):
     shared = tmp_path / "shared-cache"
-    first = build([str(SEEDS)], tmp_path / "out1", cache_dir=shared)
+    first = build([str(seeds)], tmp_path / "out1", cache_dir=shared)
     assert (first.extracted, first.cached) == (38, 0)
-    again = build([str(SEEDS)], tmp_path / "out2", cache_dir=shared)
+    again = build([str(seeds)], tmp_path / "out2", cache_dir=shared)
     assert (again.extracted, again.cached) == (0, 38)
     assert (shared / CACHE_FILE).is_file() and not (tmp_path / "out2" / "cache").exists()
     for name in GRAPH_OUTPUTS:
         assert (tmp_path / "out1" / name).read_bytes() == (tmp_path / "out2" / name).read_bytes(), name
-    default = build([str(SEEDS)], tmp_path / "out3")
-    assert (tmp_path / "out3" / "cache" / CACHE_FILE).is_file() and default.extracted == 38
+    # Without cache_dir the cache sits in OUT/cache (conftest's seeds_build is such a build).
+    assert (seeds_build.out / "cache" / CACHE_FILE).is_file() and seeds_build.summary.extracted == 38
 
 
-def test_kg_extract_uses_the_cache_and_workers_like_kg_build(tmp_path, capsys, monkeypatch):
+def test_kg_extract_uses_the_cache_and_workers_like_kg_build(seeds, tmp_path, capsys, monkeypatch):
     """`kg extract` runs the front half `kg build` runs: a build's cache serves it, and
     -j 2 prints the same lines as one process."""
     from kg.cli import main
 
     monkeypatch.setattr(runner, "LOCAL_CHUNK", 5)
-    assert main(["extract", str(SEEDS), "-j", "2"]) == 0
+    assert main(["extract", str(seeds), "-j", "2"]) == 0
     in_processes = capsys.readouterr().out
-    assert main(["extract", str(SEEDS), "--cache", str(tmp_path / "cache")]) == 0
+    assert main(["extract", str(seeds), "--cache", str(tmp_path / "cache")]) == 0
     filled = capsys.readouterr().out
     with sqlite3.connect(tmp_path / "cache" / CACHE_FILE) as db:
         assert db.execute("SELECT count(*) FROM extraction").fetchone()[0] == 38
     calls = []
     monkeypatch.setattr(runner, "extract_papers", lambda papers, **options: calls.append(len(papers)) or iter(()))
-    assert main(["extract", str(SEEDS), "--cache", str(tmp_path / "cache")]) == 0
+    assert main(["extract", str(seeds), "--cache", str(tmp_path / "cache")]) == 0
     assert capsys.readouterr().out == filled == in_processes
     assert calls == [0]  # every paper came from the cache

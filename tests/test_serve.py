@@ -12,7 +12,6 @@ import urllib.parse
 import urllib.request
 
 import pytest
-from test_rdf import sample_graph
 
 from kg.cli import main
 from kg.errors import ExitCode, ServerError
@@ -24,7 +23,7 @@ QUERY = "SELECT ?id WHERE { ?p a fabio:ResearchPaper ; dcterms:identifier ?id } 
 
 
 @pytest.fixture(scope="module")
-def endpoint():
+def endpoint(sample_graph):
     server = make_server(to_store(sample_graph()), host="127.0.0.1", port=0)
     thread = serve_in_thread(server)
     yield endpoint_url(server)
@@ -86,7 +85,7 @@ def test_errors(endpoint: str) -> None:
     assert ids(fetch(endpoint + "?" + urllib.parse.urlencode({"query": QUERY}))[2]) == ["p1", "p2", "p3/x y"]
 
 
-def test_port_in_use_is_server_error() -> None:
+def test_port_in_use_is_server_error(sample_graph) -> None:
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
@@ -100,11 +99,10 @@ def test_cli_serve_missing_graph(tmp_path, capsys) -> None:
     assert capsys.readouterr().err.startswith("Error: no graph at ")
 
 
-def test_kg_serve_command_over_http(tmp_path) -> None:
+def test_kg_serve_command_over_http(sample_dir) -> None:
     """The real command in a subprocess: start on a free loopback port, query, stop."""
-    save(sample_graph(), tmp_path)
     process = subprocess.Popen(
-        [sys.executable, "-m", "kg", "serve", "--graph", str(tmp_path), "--port", "0"],
+        [sys.executable, "-m", "kg", "serve", "--graph", str(sample_dir), "--port", "0"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     try:

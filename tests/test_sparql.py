@@ -8,7 +8,6 @@ import subprocess
 import sys
 
 import pytest
-from test_rdf import sample_graph
 
 from kg import sparql
 from kg.cli import main
@@ -33,7 +32,7 @@ EXPECTED = [
 
 
 @pytest.fixture(scope="module")
-def backends():
+def backends(sample_graph):
     graph = sample_graph()
     return {name: sparql.open_backend(graph, backend=name) for name in BACKENDS}
 
@@ -133,7 +132,7 @@ def test_read_query(tmp_path) -> None:
         sparql.read_query("@missing.rq")
 
 
-def test_auto_backend_by_size(tmp_path) -> None:
+def test_auto_backend_by_size(sample_graph, tmp_path) -> None:
     graph = sample_graph()
     assert isinstance(sparql.open_backend(graph), sparql.RdflibBackend)
     save(graph, tmp_path)
@@ -141,7 +140,7 @@ def test_auto_backend_by_size(tmp_path) -> None:
     assert isinstance(sparql.open_backend(tmp_path, backend="oxigraph"), sparql.OxigraphBackend)
 
 
-def test_oxigraph_store_is_cached_and_refreshed(tmp_path) -> None:
+def test_oxigraph_store_is_cached_and_refreshed(sample_graph, tmp_path) -> None:
     graph = sample_graph()
     save(graph, tmp_path)
     count = "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"
@@ -162,25 +161,19 @@ def test_oxigraph_store_is_cached_and_refreshed(tmp_path) -> None:
 # --- the command line -------------------------------------------------------------------
 
 
-@pytest.fixture()
-def built(tmp_path):
-    save(sample_graph(), tmp_path)
-    return tmp_path
-
-
-def test_cli_csv_exact(built, capsys) -> None:
-    code = main(["sparql", "@shared_concepts", "--graph", str(built), "--bind", "paperA=p1", "--bind", "paperB=p2", "--format", "csv"])
+def test_cli_csv_exact(sample_dir, capsys) -> None:
+    code = main(["sparql", "@shared_concepts", "--graph", str(sample_dir), "--bind", "paperA=p1", "--bind", "paperB=p2", "--format", "csv"])
     assert code == 0
     assert capsys.readouterr().out == "paperA,paperB,type,concept\r\np1,p2,Dataset,MuSiQue\r\np1,p2,Method,HippoRAG\r\n"
 
 
-def test_cli_csv_quotes(built, capsys) -> None:
-    assert main(["sparql", "SELECT ?t WHERE { ?p dcterms:identifier 'p2' ; dcterms:title ?t }", "--graph", str(built), "--format", "csv", "--backend", "oxigraph"]) == 0
+def test_cli_csv_quotes(sample_dir, capsys) -> None:
+    assert main(["sparql", "SELECT ?t WHERE { ?p dcterms:identifier 'p2' ; dcterms:title ?t }", "--graph", str(sample_dir), "--format", "csv", "--backend", "oxigraph"]) == 0
     assert capsys.readouterr().out == 't\r\n"A study of <b>BERT</b> & ""friends"""\r\n'
 
 
-def test_cli_json_exact(built, capsys) -> None:
-    code = main(["sparql", "SELECT ?p ?n WHERE { ?p kg:hasConceptLink ?l . ?l kg:role 'proposed' ; kg:mentionCount ?n }", "--graph", str(built), "--format", "json"])
+def test_cli_json_exact(sample_dir, capsys) -> None:
+    code = main(["sparql", "SELECT ?p ?n WHERE { ?p kg:hasConceptLink ?l . ?l kg:role 'proposed' ; kg:mentionCount ?n }", "--graph", str(sample_dir), "--format", "json"])
     assert code == 0
     assert json.loads(capsys.readouterr().out) == {
         "head": {"vars": ["p", "n"]},
@@ -191,13 +184,13 @@ def test_cli_json_exact(built, capsys) -> None:
     }
 
 
-def test_cli_json_ask(built, capsys) -> None:
-    assert main(["sparql", "ASK { ?p kg:usesHardware ?h }", "--graph", str(built), "--format", "json"]) == 0
+def test_cli_json_ask(sample_dir, capsys) -> None:
+    assert main(["sparql", "ASK { ?p kg:usesHardware ?h }", "--graph", str(sample_dir), "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out) == {"head": {}, "boolean": True}
 
 
-def test_cli_table(built, capsys) -> None:
-    assert main(["sparql", "@hardware_per_paper", "--graph", str(built), "--backend", "oxigraph"]) == 0
+def test_cli_table(sample_dir, capsys) -> None:
+    assert main(["sparql", "@hardware_per_paper", "--graph", str(sample_dir), "--backend", "oxigraph"]) == 0
     assert capsys.readouterr().out == (
         "paperId  title             hardware  mentions\n"
         "-------  ----------------  --------  --------\n"
@@ -206,30 +199,29 @@ def test_cli_table(built, capsys) -> None:
     )
 
 
-def test_cli_syntax_error(built, capsys) -> None:
-    code = main(["sparql", "SELECT * WHERE { ?s ?p }", "--graph", str(built)])
+def test_cli_syntax_error(sample_dir, capsys) -> None:
+    code = main(["sparql", "SELECT * WHERE { ?s ?p }", "--graph", str(sample_dir)])
     assert code == ExitCode.QUERY_SYNTAX == 13
     err = capsys.readouterr().err
     assert re.fullmatch(r"Error: SPARQL syntax error at line 1, column 2[45]: expected one of [^\n]+\n", err)
 
 
-def test_cli_missing_graph_and_query_file(tmp_path, capsys) -> None:
-    assert main(["sparql", "ASK {}", "--graph", str(tmp_path / "none")]) == ExitCode.GRAPH_NOT_FOUND
-    assert capsys.readouterr().err.startswith(f"Error: no graph at {tmp_path / 'none'}")
-    save(sample_graph(), tmp_path)
-    assert main(["sparql", "@nope.rq", "--graph", str(tmp_path)]) == ExitCode.FILE_NOT_FOUND
+def test_cli_missing_graph_and_query_file(sample_dir, capsys) -> None:
+    assert main(["sparql", "ASK {}", "--graph", str(sample_dir / "none")]) == ExitCode.GRAPH_NOT_FOUND
+    assert capsys.readouterr().err.startswith(f"Error: no graph at {sample_dir / 'none'}")
+    assert main(["sparql", "@nope.rq", "--graph", str(sample_dir)]) == ExitCode.FILE_NOT_FOUND
     assert capsys.readouterr().err.startswith("Error: no query file nope.rq (bundled examples: ")
 
 
-def test_cli_bad_bind_is_usage_error(built, capsys) -> None:
-    assert main(["sparql", "ASK {}", "--graph", str(built), "--bind", "novalue"]) == ExitCode.USAGE
+def test_cli_bad_bind_is_usage_error(sample_dir, capsys) -> None:
+    assert main(["sparql", "ASK {}", "--graph", str(sample_dir), "--bind", "novalue"]) == ExitCode.USAGE
     assert "expected NAME=VALUE, got 'novalue'" in capsys.readouterr().err
 
 
-def test_kg_sparql_does_not_import_spacy(built) -> None:
+def test_kg_sparql_does_not_import_spacy(sample_dir) -> None:
     code = (
         "import sys\nfrom kg.cli import main\n"
-        f"status = main(['sparql', 'ASK {{}}', '--graph', {str(built)!r}])\n"
+        f"status = main(['sparql', 'ASK {{}}', '--graph', {str(sample_dir)!r}])\n"
         "assert status == 0, status\n"
         "assert 'spacy' not in sys.modules, 'spacy imported'\n"
     )

@@ -7,31 +7,25 @@ Chromium with the network blocked. Time to interactive = navigation start → `w
 (set by the page on vis-network's first `afterDrawing`, with positions precomputed and physics
 off, so the page is drawn and answers input from then on). Then times a few interactions.
 
-    .venv/bin/python bench/html.py --graph /work/bench-data/graph-30k --papers 3000
-    .venv/bin/python bench/html.py --graph out/                       # a whole built graph
+    .venv/bin/python bench/html_page.py --graph /work/bench-data/graph-30k --papers 3000
+    .venv/bin/python bench/html_page.py --graph out/                       # a whole built graph
 """
 
 from __future__ import annotations
 
+import argparse
+import random
+import shutil
+import statistics
 import sys
+import tempfile
+import time
+from pathlib import Path
 
-# Run as a script, this file's folder comes first on sys.path and "html.py" would shadow the
-# standard library's html package (which networkx imports): drop that entry first.
-if sys.path and sys.path[0] and __file__.startswith(sys.path[0].rstrip("/") + "/"):
-    del sys.path[0]
+import networkx as nx
 
-import argparse  # noqa: E402
-import random  # noqa: E402
-import shutil  # noqa: E402
-import statistics  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-import networkx as nx  # noqa: E402
-
-from kg.graph import load  # noqa: E402
-from kg.html import concept_paper_counts, layout, select_subgraph, write_html  # noqa: E402
+from kg.graph import load
+from kg.html import concept_paper_counts, layout, select_subgraph, write_html
 
 BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 

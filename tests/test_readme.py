@@ -1,0 +1,266 @@
+"""The README's examples are real: every ```console block is run and its output compared.
+
+The rules (stated in the README above its first example):
+
+* a line starting with ``$ `` is a command, run by bash in a fresh copy of the repository with
+  this interpreter's bin/ (the venv's ``kg``) first on PATH; blocks run in README order in the
+  same folder, so later ones use the ``out/`` the quickstart's ``kg build`` made;
+* the lines after it, up to the next ``$ ``, are its output: stdout and stderr together;
+* trailing whitespace and trailing blank lines are ignored; a duration (a number followed by
+  `` s``) matches any number; a line holding only ``…`` matches any run of lines, none included;
+* ``<!-- not run: REASON -->`` just above a block skips it (the test is reported as skipped
+  with that reason); ``<!-- needs: PATH -->`` runs it only where PATH (relative to the
+  repository, e.g. ``../shared/eval``) exists.
+
+Also: no shell example hides in another kind of block, the set-up commands at the top stay
+what `.ci/run` and the quickstart run, and every repository path the README names exists.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+FENCE = re.compile(r"^```(\S*)\s*$")
+DIRECTIVE = re.compile(r"^<!--\s*(not run|needs):\s*(.*?)\s*-->$")
+DURATION = re.compile(r"\b\d+(?:\.\d+)? s\b")
+ANY_LINES = "…"
+# Not copied into the README's scratch copy of the repository: what .gitignore leaves out of a
+# clone (environments, caches, build output; out/ keeps only its committed .gitkeep), and .git.
+IGNORED_ANYWHERE = shutil.ignore_patterns(".git", ".venv", "__pycache__", "*.egg-info", ".pytest_cache", ".hypothesis")
+IGNORED_IN = {ROOT: {"build", "dist"}, ROOT / "bench": {"results"}}
+
+
+def not_copied(folder: str, names: list[str]) -> set[str]:
+    if Path(folder) == ROOT / "out":
+        return {name for name in names if name not in (".gitkeep", "README.md")}
+    return IGNORED_ANYWHERE(folder, names) | (IGNORED_IN.get(Path(folder), set()) & set(names))
+
+
+@dataclass
+class Example:
+    line: int  # README line of the `$ ` command
+    command: str
+    output: list[str]
+
+
+@dataclass
+class Block:
+    line: int  # README line of the opening fence
+    lang: str
+    body: list[str]
+    directive: tuple[str, str] | None = None  # ("not run", reason) or ("needs", path)
+    examples: list[Example] = field(default_factory=list)
+
+
+def parse_blocks(text: str) -> list[Block]:
+    """Every fenced block, with the `<!-- … -->` directive on the last non-blank line above it."""
+    blocks: list[Block] = []
+    lines = text.splitlines()
+    index = 0
+    while index < len(lines):
+        match = FENCE.match(lines[index])
+        if not match:
+            index += 1
+            continue
+        end = next((j for j in range(index + 1, len(lines)) if lines[j].rstrip() == "```"), None)
+        assert end is not None, f"README.md:{index + 1}: unclosed ``` block"
+        above = next((lines[j].strip() for j in range(index - 1, -1, -1) if lines[j].strip()), "")
+        directive = DIRECTIVE.match(above)
+        blocks.append(Block(index + 1, match.group(1), lines[index + 1 : end], directive.groups() if directive else None))
+        index = end + 1
+    for block in blocks:
+        if block.lang == "console":
+            block.examples = parse_examples(block)
+    return blocks
+
+
+def parse_examples(block: Block) -> list[Example]:
+    examples: list[Example] = []
+    for offset, line in enumerate(block.body, start=block.line + 1):
+        if line.startswith("$ "):
+            examples.append(Example(offset, line[2:], []))
+        else:
+            assert examples, f"README.md:{offset}: output before any `$ ` command in a console block"
+            examples[-1].output.append(line)
+    assert examples, f"README.md:{block.line}: a console block without a `$ ` command"
+    return examples
+
+
+def _trimmed(lines: list[str]) -> list[str]:
+    lines = [line.rstrip() for line in lines]
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
+def expected_pattern(shown: list[str]) -> re.Pattern[str]:
+    """The shown output as a regex over the real output's lines (each followed by a newline)."""
+    parts = []
+    for line in _trimmed(shown):
+        if line.strip() == ANY_LINES:
+            parts.append(r"(?:[^\n]*\n)*?")
+        else:
+            pieces = DURATION.split(line)
+            parts.append(r"\d+(?:\.\d+)? s".join(re.escape(piece) for piece in pieces) + r"\n")
+    return re.compile("".join(parts))
+
+
+def output_matches(shown: list[str], real: str) -> bool:
+    lines = _trimmed(real.splitlines())
+    return expected_pattern(shown).fullmatch("".join(line + "\n" for line in lines)) is not None
+
+
+BLOCKS = parse_blocks(README.read_text(encoding="utf-8"))
+CONSOLE = [block for block in BLOCKS if block.lang == "console"]
+
+
+# ---- the matching rules themselves -----------------------------------------------------------
+
+
+def test_output_must_match_line_for_line() -> None:
+    shown = ["papers            38", "concepts         251"]
+    assert output_matches(shown, "papers            38\nconcepts         251\n")
+    assert output_matches(shown, "papers            38   \nconcepts         251\n\n")  # trailing whitespace
+    assert not output_matches(shown, "papers            38\nconcepts         252\n")  # drift
+    assert not output_matches(shown, "papers            38\n")  # a line missing
+    assert not output_matches(shown, "papers            38\nconcepts         251\nedges 358\n")  # one too many
+    assert not output_matches(shown, "papers 38\nconcepts 251\n")  # spacing counts
+
+
+def test_ellipsis_line_matches_any_run_of_lines_and_durations_any_number() -> None:
+    shown = ["Built out/ in 2.8 s", "…", "  wrote out/related.idx"]
+    assert output_matches(shown, "Built out/ in 14 s\n  wrote out/related.idx\n")
+    assert output_matches(shown, "Built out/ in 0.31 s\n  papers 38\n  edges 358\n  wrote out/related.idx\n")
+    assert not output_matches(shown, "Built out/ in 2.8 s\n  wrote out/graph.html\n")
+    assert not output_matches(shown, "Built out/ in fast\n  wrote out/related.idx\n")
+    assert not output_matches(["(0.9 MB): 38 papers"], "(0.8 MB): 38 papers\n")  # only durations are loose
+    assert output_matches(["turning to…"], "turning to…\n")  # an ellipsis inside a line is literal
+    assert not output_matches(["turning to…"], "turning to the doctor\n")
+
+
+def test_parsing_commands_outputs_and_directives() -> None:
+    text = "\n".join([
+        "<!-- not run: needs a server -->", "", "```console", "$ kg serve", "```",
+        "```console", "$ echo a; echo b", "a", "b", "$ true", "```", "```bash", "ls", "```",
+    ])
+    serve, echo, bash = parse_blocks(text)
+    assert (serve.directive, [e.command for e in serve.examples]) == (("not run", "needs a server"), ["kg serve"])
+    assert [(e.line, e.command, e.output) for e in echo.examples] == [(7, "echo a; echo b", ["a", "b"]), (10, "true", [])]
+    assert (echo.directive, bash.lang, bash.examples) == (None, "bash", [])
+    with pytest.raises(AssertionError, match="output before any"):
+        parse_blocks("```console\nstray output\n```")
+
+
+# ---- the README's console blocks, run ----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def readme_runs(tmp_path_factory) -> dict[int, list[tuple[Example, str]] | str]:
+    """Run every runnable console block, in README order, in one scratch copy of the repository:
+    fence line → [(example, real output)], or the reason the block was not run."""
+    bindir = Path(sys.executable).parent
+    assert (bindir / "kg").is_file(), f"no kg script next to {sys.executable}: `pip install -e .` into this environment"
+    scratch = tmp_path_factory.mktemp("readme")
+    work = Path(shutil.copytree(ROOT, scratch / ROOT.name, ignore=not_copied))
+    if (ROOT.parent / "shared").is_dir():  # ../shared as the README's commands see it
+        (scratch / "shared").symlink_to(ROOT.parent / "shared", target_is_directory=True)
+    env = {key: value for key, value in os.environ.items() if key not in ("COLUMNS", "LINES", "SOURCE_DATE_EPOCH")}
+    env.update(PATH=f"{bindir}{os.pathsep}{env.get('PATH', '')}", PYTHONUNBUFFERED="1")
+    runs: dict[int, list[tuple[Example, str]] | str] = {}
+    for block in CONSOLE:
+        reason = skip_reason(block, work)
+        if reason:
+            runs[block.line] = reason
+            continue
+        runs[block.line] = []
+        for example in block.examples:
+            done = subprocess.run(
+                ["bash", "-c", example.command], cwd=work, env=env, stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600,
+            )
+            runs[block.line].append((example, done.stdout))
+    return runs
+
+
+def skip_reason(block: Block, work: Path) -> str | None:
+    if block.directive is None:
+        return None
+    kind, value = block.directive
+    if kind == "not run":
+        return f"README.md:{block.line}: not run: {value}"
+    if not (work / value).exists():
+        return f"README.md:{block.line}: needs {value}, which is not here"
+    return None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("block", CONSOLE, ids=[f"README.md:{block.line}" for block in CONSOLE])
+def test_console_block_output_is_real(block: Block, readme_runs) -> None:
+    if isinstance(readme_runs[block.line], str):
+        pytest.skip(readme_runs[block.line])
+    failures = []
+    for example, real in readme_runs[block.line]:
+        if not output_matches(example.output, real):
+            diff = "\n".join(difflib.unified_diff(_trimmed(example.output), _trimmed(real.splitlines()), "README", "real", lineterm=""))
+            failures.append(f"README.md:{example.line}: $ {example.command}\n{diff}")
+    if failures:
+        pytest.fail("README output differs from the real output:\n\n" + "\n\n".join(failures), pytrace=False)
+
+
+def test_console_blocks_that_are_not_run_say_why() -> None:
+    assert len(CONSOLE) >= 8
+    for block in CONSOLE:
+        if block.directive:
+            kind, value = block.directive
+            assert value, f"README.md:{block.line}: `<!-- {kind}: -->` without a reason"
+    assert sum(1 for block in CONSOLE if block.directive is None) >= 6  # most examples do run
+
+
+def test_every_shell_example_is_a_console_block() -> None:
+    """A `$ command` in a ``` or ```bash block would escape the test above."""
+    hidden = [f"README.md:{block.line}" for block in BLOCKS if block.lang != "console" and any(line.startswith("$ ") for line in block.body)]
+    assert hidden == []
+
+
+# ---- the set-up commands at the top ----------------------------------------------------------
+
+
+def setup_commands() -> tuple[str, str]:
+    """The README's first two ```bash blocks: build the graph, run the tests (one line each)."""
+    build, tests = [block for block in BLOCKS if block.lang == "bash"][:2]
+    assert len(build.body) == len(tests.body) == 1
+    return build.body[0], tests.body[0]
+
+
+def test_ci_runs_the_readme_test_command_verbatim() -> None:
+    _, tests = setup_commands()
+    assert tests.endswith(".venv/bin/python -m pytest") and "pip install -q -e '.[test]'" in tests
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert tests in ci  # a whole, uncommented line
+
+
+def test_the_build_command_is_the_quickstart_build() -> None:
+    """The set-up's build is the quickstart's first command (run above) behind a fresh venv."""
+    build, _ = setup_commands()
+    quickstart = CONSOLE[0].examples[0].command
+    assert quickstart == "kg build seeds/ -o out/"
+    assert build == f"python3 -m venv .venv && .venv/bin/pip install -q -e . && .venv/bin/{quickstart}"
+
+
+def test_every_repository_path_named_in_the_readme_exists() -> None:
+    text = README.read_text(encoding="utf-8")
+    named = set(re.findall(r"(?<![\w./-])((?:bench|schemas|src|tests|seeds|\.ci)/[\w./*-]*)", text))
+    assert {"bench/html_page.py", "schemas/shapes.ttl", ".ci/run"} <= named
+    missing = sorted(path for path in named if not list(ROOT.glob(path.rstrip("/") or ".")))
+    assert missing == []
