@@ -149,3 +149,20 @@ def test_names_that_differ_by_a_spelled_out_acronym_merge():
     # A paper's own definition of the acronym inside a name wins over the curated one.
     own = [PaperExtraction("a", (m("Foo AE"),), (Definition("AE", "adversarial example", "METHOD"),))]
     assert _concepts_of(resolve(own)) == [["method/foo-adversarial-example"]]
+
+
+def test_the_name_a_title_opens_with_is_proposed():
+    from kg.model import Paper
+    from kg.title_roles import mark_title_names, title_name
+
+    assert [title_name(t) for t in ("Glow: Generative Flow with Invertible 1x1 Convolutions", "HippoRAG 2: From RAG to Memory",
+                                    "KAN-AD: Time Series Anomaly Detection", "Towards Robust X: a study", "Deep Learning: A Survey",
+                                    "Attention Is All You Need")] == ["Glow", "HippoRAG 2", "KAN-AD", None, None, None]
+    abstract = "We propose Glow, a flow. Glow is simple, and DiffNet too."
+    papers = [Paper("a", "Glow: Generative Flow", abstract), Paper("b", "DiffNet: A Benchmark of Diffs", abstract)]
+    found = PaperExtraction("a", (m("Glow", start=11),))
+    marked = mark_title_names(papers, [found, PaperExtraction("b")])
+    assert [(x.text, x.role, x.source) for x in marked[0].mentions] == [("Glow", "proposed", "test")]
+    # Extraction missed DiffNet: its occurrence becomes a proposed mention of the type the title names.
+    assert [(x.start, x.text, x.label, x.role, x.source) for x in marked[1].mentions] == [(45, "DiffNet", "DATASET", "proposed", "title")]
+    assert abstract[45:52] == "DiffNet"

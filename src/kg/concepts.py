@@ -1,9 +1,9 @@
 """The front half of every build: papers → extractions → concepts → mentions found again.
 
 `find_concepts` runs per-paper extraction (from the cache where it can, the rest on worker
-processes or Dask: `kg.runner`), then the corpus-wide stages in order: `kg.resolve`
-merges mentions into concepts, `kg.propagate` finds every concept again wherever the corpus
-names it. `kg build` and `kg extract` both call it, so they report the same mentions.
+processes or Dask: `kg.runner`), then the corpus-wide stages in order: `kg.title_roles`
+marks the name a title opens with as proposed, `kg.resolve` merges mentions into concepts,
+`kg.propagate` finds every concept again wherever the corpus names it. `kg build` and `kg extract` both call it, so they report the same mentions.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from kg.model import DEFAULT_RECOGNIZER, Paper, PaperEntities, PaperExtraction, 
 from kg.propagate import propagate
 from kg.resolve import resolve
 from kg.runner import ExtractionStats, run_extraction
+from kg.title_roles import mark_title_names
 
 
 @dataclass(frozen=True)
@@ -28,8 +29,9 @@ class CorpusConcepts:
 
 
 def resolve_corpus(papers: Sequence[Paper], extractions: Sequence[PaperExtraction]) -> Resolution:
-    """Corpus-wide concepts for per-paper extractions (parallel to `papers`): resolve, then propagate."""
-    return propagate(papers, resolve(extractions))
+    """Corpus-wide concepts for per-paper extractions (parallel to `papers`): the names titles
+    open with marked proposed, then resolve, then propagate."""
+    return propagate(papers, resolve(mark_title_names(papers, extractions)))
 
 
 def find_concepts(

@@ -71,8 +71,23 @@ def _shouting(text: str) -> bool:
     return len(words) >= 8 and sum(w.isupper() for w in words) > 0.3 * len(words)
 
 
+# A plain capitalised word the paper introduces as its own: "we propose Glow, a …",
+# "a model called Sparrow", "we present Flamingo: …". Only right after the verb (or naming
+# word) and before a comma, colon, parenthesis or an appositive, where a capital means a name.
+_INTRODUCED = re.compile(
+    r"\b(?:[Ww]e\s+(?:\w+ly\s+)?(?:propose|present|introduce|develop|release|name|call|dub|term)|"
+    r"(?:called|named|dubbed|termed|coined))\s+(?:it\s+|them\s+)?"
+    r"(?P<name>[A-Z][a-z]{2,}[A-Za-z]*)(?=\s*[,:(]|\s+(?:a|an|which|that|for|to)\s)"
+)
+
+
+def find_introduced_names(text: str) -> list[tuple[int, int]]:
+    """Character spans of plain capitalised names the text introduces ("we propose Glow, …")."""
+    return [m.span("name") for m in _INTRODUCED.finditer(text) if m.group("name") not in NOT_COINAGES]
+
+
 def find_coinages(text: str) -> list[tuple[int, int]]:
-    """Character spans of coined names in `text`."""
+    """Character spans of coined names in `text` (and of names it introduces, `find_introduced_names`)."""
     spans = []
     shouting = _shouting(text)
     for start, piece in _pieces(text):
@@ -90,7 +105,9 @@ def find_coinages(text: str) -> list[tuple[int, int]]:
         if suffix:
             end = suffix.end()
         spans.append((start, end))
-    return spans
+    taken = [(s, e) for s, e in spans]
+    spans.extend(span for span in find_introduced_names(text) if not any(s < span[1] and span[0] < e for s, e in taken))
+    return sorted(spans)
 
 
 class CoinageDetector:

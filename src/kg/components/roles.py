@@ -3,7 +3,10 @@
 Cues: the clause after "we propose / introduce / present …" (up to "which", "that", "to",
 "for", ";" …), "called / named / dubbed X", "our X", "X, a novel …", "X is a new …".
 Only names count — coined names, acronyms, curated proper names — not generic terms
-("a transformer"), and not tasks. A name followed by a generic head that is itself
+("a transformer"), and not tasks. A curated concept (MNIST, MCMC, Gaussian process) is
+known work: it is proposed only when the text says the paper makes a new one ("a new X",
+"called X", "X, a novel …"), not because a proposing clause or "our" mentions it. In "our X"
+only the name that ends the phrase is the paper's ("our MNIST BNN": the BNN, not MNIST). A name followed by a generic head that is itself
 followed by another name is a modifier ("a novel MCTS algorithm, Stochastic-Power-HOOT").
 A concept proposed once is proposed everywhere in the abstract (same key).
 """
@@ -90,6 +93,8 @@ class RoleDetector:
                 span = entities[i]
                 if span.start > 0 and doc[span.start - 1].lower_ in ("of", "to", "than", "like"):
                     continue  # "a generalization of QAOA": the paper's thing is built on it, not it
+                if span._.kg_source == "vocab" and not _said_new(doc, span):
+                    continue  # known work named in the clause ("we propose an MCMC sampler for …")
                 following = doc[span.end] if span.end < len(doc) else None
                 is_modifier = following is not None and singularize(following.lower_) in WRAPPER_HEADS and n + 1 < len(inside)
                 if not is_modifier:
@@ -102,7 +107,10 @@ class RoleDetector:
             if not self._nameable(span):
                 continue
             if prev is not None and prev.lower_ == "our":
-                proposed.add(i)
+                following = doc[span.end] if span.end < len(doc) else None
+                modifier = following is not None and following.pos_ in ("NOUN", "PROPN") and singularize(following.lower_) not in WRAPPER_HEADS
+                if not modifier and (span._.kg_source != "vocab" or _said_new(doc, span)):
+                    proposed.add(i)
                 continue
             tail = [t.lower_ for t in doc[span.end : span.end + 4]]
             if len(tail) > 2 and tail[0] in (",", "is") and tail[1] in ("a", "an", "the") and tail[2] in _NOVEL:
@@ -111,6 +119,20 @@ class RoleDetector:
         for span in entities:
             span._.kg_role = "proposed" if span._.kg_key in keys else "used"
         return doc
+
+
+def _said_new(doc: Doc, span: Span) -> bool:
+    """The text calls this mention new: "a new/novel X" right before it (a few modifiers
+    allowed), or a naming word ("called X")."""
+    for token in reversed(doc[max(0, span.start - 4) : span.start]):
+        if token.lower_ in _NOVEL_WORDS or token.lower_ in NAMING_WORDS:
+            return True
+        if token.pos_ not in ("ADJ", "NOUN", "PROPN", "PUNCT") or token.text in (",", ";", "."):
+            return False
+    return False
+
+
+_NOVEL_WORDS = frozenset({"new", "novel"})
 
 
 @Language.factory("kg_roles", default_config={})
