@@ -214,3 +214,25 @@ def test_no_coinages_from_shouting_text_citation_keys_or_two_letter_acronyms():
     shouting = "WE STUDY LOCAL LEARNING RULES IN WELL-CONNECTED NETWORKS OF NEURONS [bats93] WITH HIGH CAPACITY."
     assert find_coinages(shouting) == []
     assert [m.text for m in extract_text("The VC dimension grows with MR and KAN-AD.").mentions] == ["KAN-AD"]
+
+
+@pytest.mark.parametrize(
+    ("text", "absent", "present"),
+    [
+        ("Our BNN 7 times faster than XNOR-Net runs well.", ["BNN 7"], ["BNN", "XNOR-Net"]),
+        ("We use the key-value-free inference algorithm here.", ["free inference algorithm", "inference algorithm"], []),
+        ("They beat the state of the art models on MNIST.", ["art models"], ["MNIST"]),
+        ("See devlin2018bert and the extended Kalman filter (EKF) for details.", ["devlin2018bert", "extended Kalman filter ("], ["extended Kalman filter", "EKF"]),
+        ("We train English$\\leftrightarrow$French translation models.", ["English$\\leftrightarrow$French translation"], []),
+        ("The \\textbf{Learned} D-AMP network and T**ruthfulness **S**eparator work.", ["Learned} D-AMP", "T**ruthfulness"], []),
+        ("We use GEL- and GLL-MCB with $k$-nearest neighbor classifiers.", ["GEL-", "-nearest neighbor classifiers"], ["GLL-MCB"]),
+    ],
+)
+def test_span_hygiene(nlp, text, absent, present):
+    found = {m.text for m in extract_text(text, nlp=nlp).mentions}
+    for bad in absent:
+        assert bad not in found
+    for good in present:
+        assert good in found
+    for mention in extract_text(text, nlp=nlp).mentions:
+        assert not set(mention.text) & set("{}$\\*") and mention.text[0].isalnum() and mention.text[-1] not in "-("

@@ -248,7 +248,8 @@ def find_matches(
     `acronyms` maps the paper's own acronyms (exact keys) to the concepts extraction resolved
     them to here: a paper's own definitions win over the lexicon.
     """
-    words = _Words(mask_markup(text))
+    masked = mask_markup(text)
+    words = _Words(masked)
     phrase_starts, exact_starts = lexicon.phrase_starts, lexicon.exact_starts
     hyphened, lowers, texts = words.hyphened, words.lowers, words.texts
     found: list[LexiconMatch] = []
@@ -268,6 +269,8 @@ def find_matches(
             start, end = words.starts[i], words.ends[j - 1]
             if start and text[start - 1] in _HYPHENS:
                 break  # after a hyphen that masked markup hid: "$k$-NN" is no neural network
+            if text[start:end] != masked[start:end]:
+                break  # markup inside ("\\emph{evidence} approach"): not the label as written
             if not _overlaps(taken, start, end):
                 found.append(LexiconMatch(start, end, concept))
                 free = j

@@ -10,7 +10,8 @@ Every candidate the entity merger considers (rules' and the recognizer's alike) 
   ("key-value-free inference algorithm", not "free inference algorithm");
 * rejected: spans over masked markup (LaTeX, HTML, URLs and emphasis are masked to spaces
   before spaCy runs, so a run of spaces or a line break inside means markup or a layout
-  break), spans starting on "art" of "state of the art", and citation keys (devlin2018bert).
+  break), spans that start or end on a symbol ("-uniform", "GEL-", "^n"), spans starting on
+  "art" of "state of the art", and citation keys (devlin2018bert).
 
 `kg.extract` makes the last check against the abstract as given: a mention whose text
 differs from the masked text it was found in (markup inside it) is dropped.
@@ -54,6 +55,8 @@ def tidy(doc: Doc, start: int, end: int) -> tuple[int, int] | None:
     text = doc.text[doc[start].idx : doc[end - 1].idx + len(doc[end - 1])]
     if _BROKEN.search(text) or _CITATION_KEY.match(text):
         return None
+    if not (text[0].isalnum() or text[0] in "(") or not (text[-1].isalnum() or text[-1] in ")+'"):
+        return None  # a piece of a word or of notation: "-uniform", "GEL-", "^n"
     if doc[start].lower_ == "art" and start >= 2 and doc[start - 2].lower_ == "of" and doc[start - 1].lower_ == "the":
         return None
     return start, end
