@@ -107,8 +107,7 @@ class RoleDetector:
             if not self._nameable(span):
                 continue
             if prev is not None and prev.lower_ == "our":
-                following = doc[span.end] if span.end < len(doc) else None
-                modifier = following is not None and following.pos_ in ("NOUN", "PROPN") and singularize(following.lower_) not in WRAPPER_HEADS
+                modifier = i + 1 < len(entities) and entities[i + 1].start == span.end  # "our MNIST BNN": another name follows
                 if not modifier and (span._.kg_source != "vocab" or _said_new(doc, span)):
                     proposed.add(i)
                 continue
