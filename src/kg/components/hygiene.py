@@ -35,8 +35,9 @@ def _glued_before(doc: Doc, i: int) -> bool:
     return i > 0 and not doc[i - 1].whitespace_
 
 
-def tidy(doc: Doc, start: int, end: int) -> tuple[int, int] | None:
-    """The cleaned token span [start, end) of a candidate, or None when it is junk."""
+def tidy(doc: Doc, start: int, end: int, text: str) -> tuple[int, int] | None:
+    """The cleaned token span [start, end) of a candidate, or None when it is junk.
+    `text` is ``doc.text``, read once by the caller (spaCy rebuilds it on every access)."""
     while start < end and (doc[start].lower_ in LEADING_WORDS or doc[start].text in EDGE_PUNCT or doc[start].is_space):
         start += 1
     while end > start and (doc[end - 1].text in EDGE_PUNCT or doc[end - 1].is_space):
@@ -52,7 +53,7 @@ def tidy(doc: Doc, start: int, end: int) -> tuple[int, int] | None:
         end += 2
     if doc[start].text in HYPHENS or doc[end - 1].text in HYPHENS:
         return None
-    text = doc.text[doc[start].idx : doc[end - 1].idx + len(doc[end - 1])]
+    text = text[doc[start].idx : doc[end - 1].idx + len(doc[end - 1])]
     if _BROKEN.search(text) or _CITATION_KEY.match(text):
         return None
     if not (text[0].isalnum() or text[0] in "(") or not (text[-1].isalnum() or text[-1] in ")+'"):
