@@ -238,6 +238,7 @@ def train(
         model = spacy.load(best)
         dev_report = score(data.dev, [predict(model, d.text) for d in data.dev], gold_file="dev")
         scores = dev_report.to_dict()
+        _forget_paths(best / "config.cfg")
         meta_path = best / "meta.json"
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
         meta["name"] = "kg_recognizer"
@@ -262,6 +263,16 @@ def train(
     staged.rename(target)
     size = sum(f.stat().st_size for f in target.rglob("*") if f.is_file())
     return TrainResult(str(target), steps, round(time.perf_counter() - started, 1), size, {"strict": scores["strict"], "partial": scores["partial"]})
+
+
+def _forget_paths(config_file: Path) -> None:
+    """The saved config names no local path (the training files lived in a temporary folder)."""
+    from spacy.util import load_config
+
+    config = load_config(config_file, interpolate=False)
+    for name in ("train", "dev"):
+        config["paths"][name] = None
+    config.to_disk(config_file)
 
 
 def predict(model: Any, text: str) -> set[tuple[int, int, str]]:
