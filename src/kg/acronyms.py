@@ -79,7 +79,8 @@ class AcronymTable:
             return normalize_key(text)
         spelled, changed = [], False
         for word in words:
-            long = self._long_form(word, own or {}) if is_acronym(word) else None
+            # Only a bare acronym: "(DP)" after its long form restates it, it is not a word of the name.
+            long = self._long_form(word, own or {}) if is_acronym(word) and word[:1].isalnum() and word[-1:].isalnum() else None
             spelled.append(long or word)
             changed = changed or long is not None
         return normalize_key(" ".join(spelled)) if changed else normalize_key(text)

@@ -3,15 +3,18 @@
 Every candidate the entity merger considers (rules' and the recognizer's alike) passes
 `tidy` first, which trims or rejects it:
 
-* edges: leading articles and demonstratives ("this passive domain adaptation"), and
+* a long form with its acronym in brackets keeps the long form ("Differential Privacy (DP)");
+* edges: leading articles and demonstratives ("this passive domain adaptation"),
   punctuation or hyphens at either end ("extended Kalman filter (", "feature extraction-")
-  are trimmed;
+  and trailing function words ("calculation of") are trimmed; a span ending on a verb is no
+  name ("approach fine-tunes");
 * a span that would start or end inside a hyphenated word grows to the whole word
   ("key-value-free inference algorithm", not "free inference algorithm");
 * rejected: spans over masked markup (LaTeX, HTML, URLs and emphasis are masked to spaces
   before spaCy runs, so a run of spaces or a line break inside means markup or a layout
-  break), spans that start or end on a symbol ("-uniform", "GEL-", "^n"), spans starting on
-  "art" of "state of the art", and citation keys (devlin2018bert).
+  break), spans that start or end on a symbol ("-uniform", "GEL-", "^n"), spans with an
+  unbalanced bracket or a comma outside brackets (a list, not a name), spans starting on
+  "art" of "state of the art", citation keys (devlin2018bert) and PDF residue ("(cid:173").
 
 `kg.extract` makes the last check against the abstract as given: a mention whose text
 differs from the masked text it was found in (markup inside it) is dropped.
@@ -27,6 +30,7 @@ LEADING_WORDS = frozenset("a an the this these those that such our their its".sp
 EDGE_PUNCT = frozenset("( [ { ) ] } , ; : . ! ? - – — ‐ ‑ ' \" “ ” ‘ ’ / | & + = * # ~ ^".split())
 HYPHENS = frozenset("- ‐ ‑ ‒ –".split())
 _CITATION_KEY = re.compile(r"^[a-z]{2,}(?:19|20)\d\d[a-z]+\d*$")
+TRAILING_POS = frozenset({"CCONJ", "ADP", "DET", "SCONJ", "PART", "PRON"})
 _BROKEN = re.compile(r"\s{2,}|\n")  # masked markup, or a line break, inside a span
 
 
@@ -46,6 +50,9 @@ def tidy(doc: Doc, start: int, end: int, text: str) -> tuple[int, int] | None:
         end -= 1
     if start >= end:
         return None
+    # "Differential Privacy (DP)": the long form; the acronym is a mention of its own.
+    if end - start >= 4 and doc[end - 1].text == ")" and doc[end - 3].text == "(" and doc[end - 2].is_upper:
+        end -= 3
     # Grow to whole hyphenated words: "key-value-free inference", "multi-armed bandit".
     while start > 0 and _glued_before(doc, start) and (doc[start - 1].text in HYPHENS or doc[start].text in HYPHENS or doc[start - 1].is_alpha):
         start -= 1
@@ -53,8 +60,22 @@ def tidy(doc: Doc, start: int, end: int, text: str) -> tuple[int, int] | None:
         end += 2
     if doc[start].text in HYPHENS or doc[end - 1].text in HYPHENS:
         return None
+    if doc.has_annotation("TAG"):
+        # A phrase does not end on a function word or a verb: "NeRF-based and", "calculation of".
+        while end > start + 1 and doc[end - 1].pos_ in TRAILING_POS:
+            end -= 1
+        if doc[end - 1].pos_ in ("VERB", "AUX") and end - start > 1:
+            return None
+    depth = 0
+    for token in doc[start:end]:
+        depth += token.text in "([{"
+        depth -= token.text in ")]}"
+        if depth < 0 or (depth == 0 and token.text in (",", ";")):
+            return None  # an unbalanced bracket or a list: "ODE)-inspired", "activation, enhancing"
+    if depth:
+        return None
     text = text[doc[start].idx : doc[end - 1].idx + len(doc[end - 1])]
-    if _BROKEN.search(text) or _CITATION_KEY.match(text):
+    if _BROKEN.search(text) or _CITATION_KEY.match(text) or "(cid:" in text:
         return None
     if not (text[0].isalnum() or text[0] in "(") or not (text[-1].isalnum() or text[-1] in ")+'"):
         return None  # a piece of a word or of notation: "-uniform", "GEL-", "^n"

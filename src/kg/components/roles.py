@@ -101,7 +101,8 @@ class RoleDetector:
                     proposed.add(i)
         for i, span in enumerate(entities):
             prev = doc[span.start - 1] if span.start > 0 else None
-            if prev is not None and prev.lower_ in NAMING_WORDS and (span._.kg_source != "vocab" or self._nameable(span)):
+            naming = _naming_word_before(doc, span.start)
+            if naming and (span._.kg_source != "vocab" or self._nameable(span)):
                 proposed.add(i)  # "named multi-agent optimal stopping (MAOS)": any type, even a task
                 continue
             if not self._nameable(span):
@@ -118,6 +119,17 @@ class RoleDetector:
         for span in entities:
             span._.kg_role = "proposed" if span._.kg_key in keys else "used"
         return doc
+
+
+def _naming_word_before(doc: Doc, start: int) -> bool:
+    """ "called X", "named the X", "which we call X", "what we term X": the text names X here."""
+    i = start - 1
+    while i >= 0 and doc[i].lower_ in ("the", "a", "an", "it", "them", "this"):
+        i -= 1
+    if i < 0:
+        return False
+    word = doc[i].lower_
+    return word in NAMING_WORDS or (word in ("call", "term", "name", "dub") and i > 0 and doc[i - 1].lower_ == "we")
 
 
 def _said_new(doc: Doc, span: Span) -> bool:
