@@ -201,7 +201,14 @@ def test_seed_output_matches_the_schemas_and_offsets(nlp, seeds, project_root):
         jsonschema.validate(json.loads(json.dumps(concept.to_dict())), schemas["concept"])
         assert set(concept.broader) <= concept_ids
     proposed = {m.text for e in resolution.entities for m in e.mentions if m.role == "proposed"}
-    assert {"KAN-AD", "HippoRAG 2", "xLSTM 7B", "PNGBiO", "S-PNGBiO", "MedTok", "TetraJet", "RWKVQuant", "EQ-VAE"} <= proposed
+    # Every name the seeds' papers introduce (read by hand) stays proposed.
+    assert {
+        "CTRL", "DeepEDM", "EF-Landing", "EQ-VAE", "FCCM", "FOUNDER", "GBRL", "Gradient Boosting Reinforcement Learning",
+        "HALoS", "HippoRAG 2", "KAN-AD", "MAOS", "MedTok", "NCVSD", "Noise Conditional Variational Score Distillation",
+        "PNGBiO", "Q-EMA", "Q-Ramping", "QNPG", "Quantum Natural Policy Gradient", "RWKVQuant", "Ramping Optimizer",
+        "S-PNGBiO", "SQAOA", "Stochastic-Power-HOOT", "Sub-Problem Quantum Alternating Operator Ansatz", "TIPR", "TSV",
+        "TetraJet", "Truncated Q-driven Instant Policy Refinement", "WaveGC", "multi-agent optimal stopping", "xLSTM 7B",
+    } <= proposed
 
 
 def test_coined_names_in_evaluation_contexts_are_datasets(nlp):
@@ -213,7 +220,8 @@ def test_coined_names_in_evaluation_contexts_are_datasets(nlp):
 def test_no_coinages_from_shouting_text_citation_keys_or_two_letter_acronyms():
     shouting = "WE STUDY LOCAL LEARNING RULES IN WELL-CONNECTED NETWORKS OF NEURONS [bats93] WITH HIGH CAPACITY."
     assert find_coinages(shouting) == []
-    assert [m.text for m in extract_text("The VC dimension grows with MR and KAN-AD.").mentions] == ["KAN-AD"]
+    found = extract_text("The VC dimension grows with MR and KAN-AD.").mentions
+    assert [m.text for m in found if m.source == "coinage"] == ["KAN-AD"]  # "VC", "MR": no coined names (the recognizer may see a term)
 
 
 @pytest.mark.parametrize(

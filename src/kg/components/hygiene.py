@@ -26,7 +26,10 @@ import re
 
 from spacy.tokens import Doc
 
-LEADING_WORDS = frozenset("a an the this these those that such our their its".split())
+from kg.vocab import is_acronym
+from kg.words import NAMING_WORDS
+
+LEADING_WORDS = frozenset("a an the this these those that such our their its".split()) | NAMING_WORDS  # "named X": X
 EDGE_PUNCT = frozenset("( [ { ) ] } , ; : . ! ? - – — ‐ ‑ ' \" “ ” ‘ ’ / | & + = * # ~ ^".split())
 HYPHENS = frozenset("- ‐ ‑ ‒ –".split())
 _CITATION_KEY = re.compile(r"^[a-z]{2,}(?:19|20)\d\d[a-z]+\d*$")
@@ -51,8 +54,11 @@ def tidy(doc: Doc, start: int, end: int, text: str) -> tuple[int, int] | None:
     if start >= end:
         return None
     # "Differential Privacy (DP)": the long form; the acronym is a mention of its own.
-    if end - start >= 4 and doc[end - 1].text == ")" and doc[end - 3].text == "(" and doc[end - 2].is_upper:
+    if end - start >= 4 and doc[end - 1].text == ")" and doc[end - 3].text == "(" and is_acronym(doc[end - 2].text):
         end -= 3
+    # "Quantum Natural Policy Gradient (QNPG) algorithm": a definition inside, two mentions.
+    if any(doc[i].text == "(" and doc[i + 2].text == ")" and is_acronym(doc[i + 1].text) for i in range(start, end - 2)):
+        return None
     # Grow to whole hyphenated words: "key-value-free inference", "multi-armed bandit".
     while start > 0 and _glued_before(doc, start) and (doc[start - 1].text in HYPHENS or doc[start].text in HYPHENS or doc[start - 1].is_alpha):
         start -= 1

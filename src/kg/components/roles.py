@@ -97,6 +97,9 @@ class RoleDetector:
                     continue  # known work named in the clause ("we propose an MCMC sampler for …")
                 following = doc[span.end] if span.end < len(doc) else None
                 is_modifier = following is not None and singularize(following.lower_) in WRAPPER_HEADS and n + 1 < len(inside)
+                # "a novel MCTS algorithm, Stochastic-Power-HOOT": the description before the name is not the name.
+                described = singularize(span[-1].lower_) in WRAPPER_HEADS and n + 1 < len(inside) and entities[inside[n + 1]].start <= span.end + 1
+                is_modifier = is_modifier or described
                 if not is_modifier:
                     proposed.add(i)
         for i, span in enumerate(entities):
