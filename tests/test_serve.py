@@ -121,6 +121,9 @@ def test_kg_serve_command_over_http(sample_dir) -> None:
                 time.sleep(0.1)
         assert status == 200
         assert ids(body) == ["p1", "p2", "p3/x y"]
+        assert fetch(url + "?" + urllib.parse.urlencode({"query": "ASK " + "{" * 100 + "}" * 100}))[0] == 400
+        refusal = process.stderr.readline()  # one line per refusal, on stderr
+        assert refusal.endswith(" refused 127.0.0.1: 400 query refused: brackets nested 100 deep, above the limit of 64\n"), refusal
     finally:
         process.terminate()
         process.wait(timeout=10)
