@@ -6,7 +6,9 @@ running it. Two ways of doing that:
 
 * `call_with_timeout` (``kg sparql``, `kg.sparql.query`): fork, run one call in the child, send
   the pickled result back; past the deadline the child is killed. The child inherits the loaded
-  backend (copy-on-write), so this costs a fork (~2 ms), not a reload.
+  backend (copy-on-write), so this costs a fork (~4 ms), not a reload. Forking a process
+  that runs other threads is safe only if the child touches nothing they lock: the child
+  here only queries and pickles; a threaded server uses `WorkerPool` instead.
 * `WorkerPool` (``kg serve``): a few warm worker processes, each holding its own read-only
   store; a call goes to an idle worker; one that runs past the deadline (or dies: a segfault
   stays in it) is killed and replaced in the background. Workers are fresh interpreters
