@@ -16,15 +16,16 @@ import pytest
 from kg.cli import main
 from kg.errors import ExitCode, ServerError
 from kg.graph import save
-from kg.store import to_store
 from kg.serve import endpoint_url, make_server, serve_in_thread
 
 QUERY = "SELECT ?id WHERE { ?p a fabio:ResearchPaper ; dcterms:identifier ?id } ORDER BY ?id"
 
 
 @pytest.fixture(scope="module")
-def endpoint(sample_graph):
-    server = make_server(to_store(sample_graph()), host="127.0.0.1", port=0)
+def endpoint(sample_graph, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("serve-sample")
+    save(sample_graph(), folder)
+    server = make_server(folder, host="127.0.0.1", port=0)
     thread = serve_in_thread(server)
     yield endpoint_url(server)
     server.shutdown()
@@ -85,13 +86,13 @@ def test_errors(endpoint: str) -> None:
     assert ids(fetch(endpoint + "?" + urllib.parse.urlencode({"query": QUERY}))[2]) == ["p1", "p2", "p3/x y"]
 
 
-def test_port_in_use_is_server_error(sample_graph) -> None:
+def test_port_in_use_is_server_error(sample_dir) -> None:
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
         with pytest.raises(ServerError, match=rf"^cannot listen on 127\.0\.0\.1:{port}: "):
-            make_server(to_store(sample_graph()), port=port)
+            make_server(sample_dir, port=port)
 
 
 def test_cli_serve_missing_graph(tmp_path, capsys) -> None:
@@ -120,6 +121,9 @@ def test_kg_serve_command_over_http(sample_dir) -> None:
                 time.sleep(0.1)
         assert status == 200
         assert ids(body) == ["p1", "p2", "p3/x y"]
+        assert fetch(url + "?" + urllib.parse.urlencode({"query": "ASK " + "{" * 100 + "}" * 100}))[0] == 400
+        refusal = process.stderr.readline()  # one line per refusal, on stderr
+        assert refusal.endswith(" refused 127.0.0.1: 400 query refused: brackets nested 100 deep, above the limit of 64\n"), refusal
     finally:
         process.terminate()
         process.wait(timeout=10)

@@ -96,10 +96,13 @@ def test_undeclared_prefix(backends, backend: str) -> None:
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_runtime_failure_is_query_failed(backends, backend: str) -> None:
-    # SERVICE to a closed loopback port: fails while running, never touches the network.
+    # SERVICE (allowed) to a closed loopback port: fails while running, never leaves the machine.
+    service = "SELECT * WHERE { SERVICE <http://127.0.0.1:9/sparql> { ?s ?p ?o } }"
     with pytest.raises(QueryFailed) as caught:
-        backends[backend].query("SELECT * WHERE { SERVICE <http://127.0.0.1:9/sparql> { ?s ?p ?o } }")
+        backends[backend].query(service, allow_service=True)
     assert caught.value.message.startswith("SPARQL query failed: ")
+    with pytest.raises(QuerySyntaxError, match="^query refused: SERVICE"):  # refused by default
+        backends[backend].query(service)
 
 
 def test_bindings_are_checked() -> None:

@@ -10,29 +10,53 @@ binary), so this is a small `http.server` in front of the cached pyoxigraph Stor
 * a syntax error is ``400 Bad Request`` with the one-line message; updates are refused
   (``405``: the endpoint is read-only); bodies above 1 MB are refused (``413``).
 
+Hostile input stays harmless (`EndpointServer`):
+
+* queries are checked before parsing (`kg.query_guard`: nesting, size; SERVICE refused unless
+  ``allow_service``): ``400``;
+* each query runs in a warm worker process (`kg.query_pool.WorkerPool`) holding its own
+  read-only store; past ``timeout`` seconds the worker is killed, which stops the work, and
+  the client gets ``503``; a worker that crashes is replaced (``500``);
+* connections are served by a fixed number of threads (more waiting ones get ``503``), each
+  socket read times out after ``io_timeout`` seconds, ``Content-Length`` is required and
+  validated (``411``/``400``/``413``), and the listen backlog is 128;
+* every refusal is one line given to ``log`` (the CLI writes it to stderr).
+
 It binds 127.0.0.1 by default: the graph is served to this machine only.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
+import queue
+import socket
+import socketserver
 import threading
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pyoxigraph as ox
 
-from kg.errors import ServerError
+from kg.errors import KgError, QueryFailed, QuerySyntaxError, ServerError
+from kg.query_guard import QueryTimedOut, check_query
+from kg.query_pool import PoolBusy, WorkerCrashed, WorkerPool
 from kg.rdf.terms import DEFAULT_BASE, PREFIXES
-from kg.store import open_store
 from kg.sparql import _oxigraph_syntax_error
+from kg.store import open_store
 
 MAX_BODY = 1_000_000
 ENDPOINT_PATHS = ("/sparql", "/query")
+DEFAULT_TIMEOUT = 10.0  # seconds a query may run
+IO_TIMEOUT = 5.0  # seconds a socket may stay silent while a request is read or written
+BACKLOG = 128
+THREADS = 16  # connections served at once; queries run in `workers` processes
 
 RESULT_TYPES: dict[str, ox.QueryResultsFormat] = {
     "application/sparql-results+json": ox.QueryResultsFormat.JSON,
@@ -48,6 +72,10 @@ GRAPH_TYPES: dict[str, ox.RdfFormat] = {
     "application/ld+json": ox.RdfFormat.JSON_LD,
 }
 
+Log = Callable[[str], None]
+_BUSY = b"too many connections; try again\n"
+BUSY_RESPONSE = b"HTTP/1.0 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\n\r\n%s" % (len(_BUSY), _BUSY)
+
 
 def _negotiate(accept: str, choices: Mapping[str, Any], default: str) -> str:
     """The first media type of the Accept header we can produce (q-values ignored), else `default`."""
@@ -58,12 +86,46 @@ def _negotiate(accept: str, choices: Mapping[str, Any], default: str) -> str:
     return default
 
 
+# --- what a worker process runs ------------------------------------------------------------
+
+
+def open_worker_store(directory: str, base: str) -> ox.Store:
+    """A worker's own store: the cache the server built, opened read-only (or built in memory)."""
+    return open_store(directory, base=base)
+
+
+def answer(store: ox.Store, request: tuple[str, str]) -> tuple[str, bytes]:
+    """Run one query (already checked) and serialise it as `accept` asks: (media type, body)."""
+    text, accept = request
+    try:
+        result = store.query(text, prefixes=PREFIXES)
+        if isinstance(result, ox.QueryTriples):
+            media = _negotiate(accept, GRAPH_TYPES, "text/turtle")
+            return media, ox.serialize(result, format=GRAPH_TYPES[media]) or b""
+        media = _negotiate(accept, RESULT_TYPES, "application/sparql-results+json")
+        return media, result.serialize(format=RESULT_TYPES[media]) or b""
+    except SyntaxError as error:
+        raise _oxigraph_syntax_error(str(error)) from error
+    except (OSError, ValueError, RuntimeError) as error:
+        raise QueryFailed(f"SPARQL query failed: {error}") from error
+
+
+# --- HTTP ----------------------------------------------------------------------------------
+
+
 class SparqlHandler(BaseHTTPRequestHandler):
     server_version = "kg-sparql/1"
-    store: ox.Store  # set on the subclass made by make_server
+    server: EndpointServer
 
-    def log_message(self, format: str, *args: Any) -> None:  # quiet: the CLI says what runs
+    def setup(self) -> None:
+        self.timeout = self.server.io_timeout  # StreamRequestHandler applies it to the socket
+        super().setup()
+
+    def log_message(self, format: str, *args: Any) -> None:  # successes are not logged
         pass
+
+    def log_error(self, format: str, *args: Any) -> None:  # http.server's own refusals
+        self.server.refused(self.client_address, " ".join((format % args).split()))
 
     def do_GET(self) -> None:
         url = urlsplit(self.path)
@@ -80,10 +142,9 @@ class SparqlHandler(BaseHTTPRequestHandler):
         url = urlsplit(self.path)
         if url.path not in ENDPOINT_PATHS:
             return self._error(HTTPStatus.NOT_FOUND, f"no such path {url.path}; the endpoint is /sparql")
-        length = int(self.headers.get("Content-Length") or 0)
-        if length > MAX_BODY:
-            return self._error(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"request body above {MAX_BODY:,} bytes")
-        body = self.rfile.read(length).decode("utf-8", "replace")
+        body = self._body()
+        if body is None:
+            return
         content_type = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
         if content_type == "application/sparql-query":
             return self._answer(body)
@@ -96,25 +157,46 @@ class SparqlHandler(BaseHTTPRequestHandler):
             return self._error(HTTPStatus.METHOD_NOT_ALLOWED, "this endpoint is read-only")
         return self._error(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, "send application/sparql-query or a form with query=")
 
+    def _body(self) -> str | None:
+        """The request body, or None after answering why it is refused."""
+        if self.headers.get("Transfer-Encoding"):
+            self._error(HTTPStatus.LENGTH_REQUIRED, "chunked bodies are not supported; send Content-Length")
+            return None
+        declared = self.headers.get_all("Content-Length") or []
+        if not declared:
+            self._error(HTTPStatus.LENGTH_REQUIRED, "Content-Length required")
+            return None
+        if len(set(declared)) > 1 or not declared[0].strip().isdigit() or not declared[0].strip().isascii():
+            self._error(HTTPStatus.BAD_REQUEST, f"invalid Content-Length {', '.join(declared)[:40]!r}")
+            return None
+        length = int(declared[0])
+        if length > MAX_BODY:
+            self._error(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"request body above {MAX_BODY:,} bytes")
+            return None
+        data = self.rfile.read(length)  # a socket silent for io_timeout raises TimeoutError: dropped
+        if len(data) < length:
+            self.server.refused(self.client_address, f"body ended after {len(data):,} of {length:,} bytes")
+            self.close_connection = True
+            return None
+        return data.decode("utf-8", "replace")
+
     def _answer(self, query: str | None) -> None:
         if not query:
             return self._error(HTTPStatus.BAD_REQUEST, "missing query parameter")
+        server = self.server
         try:
-            result = self.store.query(query, prefixes=PREFIXES)
-            accept = self.headers.get("Accept") or ""
-            if isinstance(result, ox.QueryTriples):
-                media = _negotiate(accept, GRAPH_TYPES, "text/turtle")
-                body = ox.serialize(result, format=GRAPH_TYPES[media])
-            else:
-                media = _negotiate(accept, RESULT_TYPES, "application/sparql-results+json")
-                body = result.serialize(format=RESULT_TYPES[media])
-        except SyntaxError as error:
-            return self._error(HTTPStatus.BAD_REQUEST, _oxigraph_syntax_error(str(error)).message)
-        except (OSError, ValueError, RuntimeError) as error:
-            return self._error(HTTPStatus.INTERNAL_SERVER_ERROR, f"SPARQL query failed: {error}")
-        self._send(HTTPStatus.OK, f"{media}; charset=utf-8", body or b"")
+            check_query(query, allow_service=server.allow_service)
+            media, body = server.pool.call((query, self.headers.get("Accept") or ""), timeout=server.query_timeout)
+        except QuerySyntaxError as error:
+            return self._error(HTTPStatus.BAD_REQUEST, error.message)
+        except (QueryTimedOut, PoolBusy) as error:
+            return self._error(HTTPStatus.SERVICE_UNAVAILABLE, error.message)
+        except (WorkerCrashed, KgError) as error:
+            return self._error(HTTPStatus.INTERNAL_SERVER_ERROR, error.message)
+        self._send(HTTPStatus.OK, f"{media}; charset=utf-8", body)
 
     def _error(self, status: HTTPStatus, message: str) -> None:
+        self.server.refused(self.client_address, f"{int(status)} {message}")
         self._send(status, "text/plain; charset=utf-8", (message + "\n").encode("utf-8"))
 
     def _send(self, status: HTTPStatus, content_type: str, body: bytes) -> None:
@@ -125,34 +207,86 @@ class SparqlHandler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
 
-def make_server(store: ox.Store, *, host: str = "127.0.0.1", port: int = 7878) -> ThreadingHTTPServer:
-    """A server (not yet serving) answering SPARQL over `store`; port 0 picks a free one."""
-    handler = type("BoundSparqlHandler", (SparqlHandler,), {"store": store})
+class EndpointServer(socketserver.TCPServer):
+    """A TCP server handing accepted connections to `threads` fixed threads; queries go to
+    `pool`. A connection that finds every thread busy and the short queue full gets ``503``."""
+
+    allow_reuse_address = True
+    request_queue_size = BACKLOG
+
+    def __init__(self, address: tuple[str, int], pool: WorkerPool, *, query_timeout: float, io_timeout: float = IO_TIMEOUT, threads: int = THREADS, allow_service: bool = False, log: Log | None = None) -> None:
+        self.pool, self.query_timeout, self.io_timeout = pool, query_timeout, io_timeout
+        self.allow_service = allow_service
+        self._log = log
+        self._pending: queue.Queue[tuple[socket.socket, Any] | None] = queue.Queue(maxsize=threads * 4)
+        self._threads: list[threading.Thread] = []
+        super().__init__(address, SparqlHandler)  # on a bind error it calls server_close
+        self._threads = [threading.Thread(target=self._serve_connections, name=f"kg-http-{i}", daemon=True) for i in range(threads)]
+        for thread in self._threads:
+            thread.start()
+
+    def refused(self, client: Any, reason: str) -> None:
+        if self._log is not None:
+            host = client[0] if isinstance(client, tuple) else client
+            self._log(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} refused {host}: {reason}")
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        try:
+            self._pending.put_nowait((request, client_address))
+        except queue.Full:
+            self.refused(client_address, "503 too many connections")
+            with contextlib.suppress(OSError):
+                request.settimeout(0.5)
+                request.sendall(BUSY_RESPONSE)
+            self.shutdown_request(request)
+
+    def _serve_connections(self) -> None:
+        while (item := self._pending.get()) is not None:
+            request, client_address = item
+            try:
+                self.finish_request(request, client_address)
+            except Exception as error:  # noqa: BLE001 - one bad connection must not end the thread
+                self.refused(client_address, f"connection dropped: {type(error).__name__}: {error}")
+            finally:
+                self.shutdown_request(request)
+
+    def server_close(self) -> None:
+        super().server_close()
+        for _ in self._threads:
+            with contextlib.suppress(queue.Full):
+                self._pending.put_nowait(None)
+        self.pool.close()
+
+
+def make_server(directory: str | os.PathLike[str], *, host: str = "127.0.0.1", port: int = 7878, base: str = DEFAULT_BASE, timeout: float = DEFAULT_TIMEOUT, workers: int = 2, threads: int = THREADS, io_timeout: float = IO_TIMEOUT, allow_service: bool = False, log: Log | None = None) -> EndpointServer:
+    """A server (not yet serving) answering SPARQL over the graph in `directory` (its store
+    built or reused first); port 0 picks a free one. `workers` processes run the queries."""
+    open_store(directory, base=base)  # build the cache once, here, before the workers open it
+    pool = WorkerPool(functools.partial(open_worker_store, str(directory), base), answer, size=max(1, workers))
     try:
-        server = ThreadingHTTPServer((host, port), handler)
+        return EndpointServer((host, port), pool, query_timeout=timeout, io_timeout=io_timeout, threads=threads, allow_service=allow_service, log=log)
     except OSError as error:
+        pool.close()
         raise ServerError(f"cannot listen on {host}:{port}: {error.strerror or error}") from error
-    server.daemon_threads = True
-    return server
 
 
-def endpoint_url(server: ThreadingHTTPServer) -> str:
+def endpoint_url(server: socketserver.TCPServer) -> str:
     host, port = server.server_address[:2]
     host = f"[{host}]" if ":" in str(host) else host
     return f"http://{host}:{port}/sparql"
 
 
-def open_server(directory: str | os.PathLike[str] = "out", *, host: str = "127.0.0.1", port: int = 7878, base: str = DEFAULT_BASE) -> ThreadingHTTPServer:
-    """Load (or reuse the cached) Oxigraph store of the graph in `directory` and bind a server."""
+def open_server(directory: str | os.PathLike[str] = "out", **options: Any) -> EndpointServer:
+    """Check `directory` holds a graph, then `make_server` over it (options as there)."""
     from kg.graph import GRAPH_FILE, load
 
     folder = Path(directory)
     if not (folder / GRAPH_FILE if folder.is_dir() else folder).is_file():
         load(folder)  # raises GraphNotFound with the usual message
-    return make_server(open_store(folder, base=base), host=host, port=port)
+    return make_server(folder, **options)
 
 
-def serve_in_thread(server: ThreadingHTTPServer) -> threading.Thread:
+def serve_in_thread(server: socketserver.TCPServer) -> threading.Thread:
     """Run `server` in a daemon thread (tests, notebooks); stop with server.shutdown()."""
     thread = threading.Thread(target=server.serve_forever, name="kg-sparql", daemon=True)
     thread.start()

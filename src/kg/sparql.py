@@ -20,6 +20,7 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import pyoxigraph as ox
 
 from kg.errors import InputNotFound, QueryFailed, QuerySyntaxError
+from kg.query_guard import check_query
 from kg.rdf.terms import DEFAULT_BASE, PREFIXES
 from kg.rdf.triples import estimated_triples
 from kg.store import open_store, to_store
@@ -120,7 +122,8 @@ class OxigraphBackend:
     def __init__(self, store: ox.Store) -> None:
         self.store = store
 
-    def query(self, text: str, bindings: Mapping[str, str] | None = None) -> QueryResult:
+    def query(self, text: str, bindings: Mapping[str, str] | None = None, *, allow_service: bool = False) -> QueryResult:
+        check_query(text, allow_service=allow_service)  # before the parser: deep nesting crashes it
         substitutions = {ox.Variable(k): v for k, v in parse_bindings(bindings or {}).items()}
         try:
             result = self.store.query(text, prefixes=PREFIXES, substitutions=substitutions or None)
@@ -212,7 +215,8 @@ class RdflibBackend:
     def __init__(self, graph: Any) -> None:  # rdflib.Graph
         self.graph = graph
 
-    def query(self, text: str, bindings: Mapping[str, str] | None = None) -> QueryResult:
+    def query(self, text: str, bindings: Mapping[str, str] | None = None, *, allow_service: bool = False) -> QueryResult:
+        check_query(text, allow_service=allow_service)  # rdflib follows SERVICE too
         import rdflib
         from rdflib.plugins.sparql import prepareQuery
         from pyparsing import ParseException
@@ -309,6 +313,19 @@ def query(
     bindings: Mapping[str, str] | None = None,
     base: str = DEFAULT_BASE,
     cache: bool = True,
+    timeout: float | None = None,
+    allow_service: bool = False,
 ) -> QueryResult:
-    """Run one SPARQL query over a graph or a built folder."""
-    return open_backend(source, backend=backend, base=base, cache=cache).query(text, bindings)
+    """Run one SPARQL query over a graph or a built folder.
+
+    The text is checked first (`kg.query_guard.check_query`: size, nesting, SERVICE unless
+    `allow_service`). With a `timeout` (seconds) the query runs in a forked child that is
+    killed past it (`QueryTimedOut`); loading the graph or building the store is not timed.
+    """
+    check_query(text, allow_service=allow_service)
+    engine = open_backend(source, backend=backend, base=base, cache=cache)
+    if timeout is None:
+        return engine.query(text, bindings, allow_service=allow_service)
+    from kg.query_pool import call_with_timeout
+
+    return call_with_timeout(partial(engine.query, allow_service=allow_service), text, bindings, timeout=timeout)

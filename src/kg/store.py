@@ -7,10 +7,12 @@ pays for loading. The cache is stamped like every derived file (`kg.graph.graph_
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 from pathlib import Path
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import pyoxigraph as ox
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
 
 STORE_DIR = "graph.oxigraph"
 STAMP_FILE = "kg-stamp.json"
+LOCK_FILE = f"{STORE_DIR}.lock"  # beside the store, never removed (removing a lock file races)
 
 
 def to_store(graph: nx.DiGraph, *, base: str = DEFAULT_BASE, path: str | None = None) -> ox.Store:
@@ -50,8 +53,10 @@ def open_store(directory: str | os.PathLike[str], *, base: str = DEFAULT_BASE, c
 
     The on-disk store is rebuilt when graph.json changed (its content id), or the base or
     RDF model did; it is built in a temporary folder and renamed into place, then opened
-    read-only. Where the folder is not writable (or `cache` is False) the store is built
-    in memory instead — same rows, just slower to start.
+    read-only. Building holds an exclusive lock (``DIR/graph.oxigraph.lock``): a second
+    process asking at the same time waits, then finds the store built and opens it.
+    Where the folder is not writable (or `cache` is False) the store is built in memory
+    instead — same rows, just slower to start.
     """
     folder = Path(directory)
     graph_file = folder / GRAPH_FILE if folder.is_dir() or not folder.suffix else folder
@@ -60,22 +65,53 @@ def open_store(directory: str | os.PathLike[str], *, base: str = DEFAULT_BASE, c
     if cache and graph_file.is_file():
         store_dir = folder / STORE_DIR
         stamp = _stamp(graph_file, base)
-        stamp_file = store_dir / STAMP_FILE
+        store = _open_current(store_dir, stamp)
+        if store is not None:
+            return store
         try:
-            if stamp_file.is_file() and json.loads(stamp_file.read_text(encoding="utf-8")) == stamp:
-                return ox.Store.read_only(str(store_dir))
-        except (OSError, ValueError):
-            pass  # unreadable or corrupt cache: rebuild it below
-        graph = load(folder)
-        try:
-            return _rebuild_store(graph, store_dir, stamp, base=base)
+            with _locked(folder / LOCK_FILE):
+                store = _open_current(store_dir, stamp)  # built while we waited for the lock?
+                if store is not None:
+                    return store
+                graph = load(folder)
+                return _rebuild_store(graph, store_dir, stamp, base=base)
         except OSError:
             pass  # read-only folder, disk full…: fall back to memory
     return to_store(graph if graph is not None else load(folder), base=base)
 
 
+def _open_current(store_dir: Path, stamp: dict[str, Any]) -> ox.Store | None:
+    """The cached store opened read-only if its stamp matches, else None (stale, absent, corrupt)."""
+    try:
+        if json.loads((store_dir / STAMP_FILE).read_text(encoding="utf-8")) == stamp:
+            return ox.Store.read_only(str(store_dir))
+    except (OSError, ValueError):
+        pass  # unreadable, corrupt or half-swapped cache: (re)build it under the lock
+    return None
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive `flock` on `path` (created if needed), held for the block; OSError if the
+    folder is read-only. On systems without fcntl the block runs unlocked."""
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        yield
+        return
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
 def _rebuild_store(graph: nx.DiGraph, store_dir: Path, stamp: dict[str, Any], *, base: str) -> ox.Store:
+    """Build into a temporary folder beside `store_dir`, stamp it last, swap it in (under the lock)."""
     tmp = store_dir.with_name(f".{store_dir.name}.{os.getpid()}.tmp")
+    for stale in [*store_dir.parent.glob(f".{store_dir.name}.*.tmp"), *store_dir.parent.glob(f".{store_dir.name}.*.old")]:
+        shutil.rmtree(stale, ignore_errors=True)  # left by a killed build; we hold the lock
     shutil.rmtree(tmp, ignore_errors=True)
     try:
         store = to_store(graph, base=base, path=str(tmp))

@@ -2,9 +2,32 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
+from typing import TypeVar
+
 import click
 
 from kg.cli.common import base_option, graph_option
+
+F = TypeVar("F", bound=Callable[..., object])
+DEFAULT_TIMEOUT = 10.0  # as kg.serve.DEFAULT_TIMEOUT (not imported: it loads pyoxigraph)
+
+
+def timeout_option(command: F) -> F:
+    """``--timeout SECONDS``: how long one query may run before its process is killed."""
+    return click.option(
+        "--timeout", default=DEFAULT_TIMEOUT, show_default=True, type=click.FloatRange(min=0), metavar="SECONDS",
+        help="Stop a query that runs longer (its process is killed); 0: no limit.",
+    )(command)
+
+
+def allow_service_option(command: F) -> F:
+    """``--allow-service``: let queries use SERVICE (federated queries fetch any URL they name)."""
+    return click.option(
+        "--allow-service", is_flag=True,
+        help="Allow SERVICE: the query then makes this machine fetch whatever URL it names (refused by default).",
+    )(command)
 
 
 @click.command()
@@ -12,8 +35,13 @@ from kg.cli.common import base_option, graph_option
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (loopback by default: this machine only).")
 @click.option("--port", default=7878, show_default=True, type=click.IntRange(0, 65535), help="TCP port (0: any free port).")
 @base_option
-def serve(graph_dir: str, host: str, port: int, base: str) -> None:
+@timeout_option
+@click.option("--workers", default=2, show_default=True, type=click.IntRange(1, 64), help="Processes running queries (each opens the store read-only).")
+@allow_service_option
+def serve(graph_dir: str, host: str, port: int, base: str, timeout: float, workers: int, allow_service: bool) -> None:
     """Serve the graph as a read-only SPARQL 1.1 endpoint at http://HOST:PORT/sparql.
+
+    Every refused request is logged as one line on stderr.
 
     \b
     curl -H 'Accept: text/csv' --data-urlencode 'query=SELECT * WHERE { ?s ?p ?o } LIMIT 3' \\
@@ -21,7 +49,10 @@ def serve(graph_dir: str, host: str, port: int, base: str) -> None:
     """
     from kg.serve import endpoint_url, open_server
 
-    server = open_server(graph_dir, host=host, port=port, base=base)
+    def log(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    server = open_server(graph_dir, host=host, port=port, base=base, timeout=timeout or 1e9, workers=workers, allow_service=allow_service, log=log)
     click.echo(f"SPARQL endpoint: {endpoint_url(server)}  (Ctrl-C to stop)", err=True)
     try:
         server.serve_forever()

@@ -9,6 +9,7 @@ import json
 import click
 
 from kg.cli.common import base_option, graph_option
+from kg.cli.serve import allow_service_option, timeout_option
 from kg.sparql import BACKENDS, QueryResult, Term
 
 
@@ -30,7 +31,9 @@ def parse_bind(ctx: click.Context, param: click.Parameter, values: tuple[str, ..
 @click.option("--bind", "bindings", multiple=True, metavar="NAME=VALUE", callback=parse_bind, help="Bind ?NAME to the string VALUE (or to an IRI written <…>) before running. Repeatable.")
 @base_option
 @click.option("--no-cache", is_flag=True, help="Do not create or reuse the Oxigraph store cached next to graph.json.")
-def sparql(query_spec: str, graph_dir: str, output_format: str, backend: str, bindings: dict[str, str], base: str, no_cache: bool) -> None:
+@timeout_option
+@allow_service_option
+def sparql(query_spec: str, graph_dir: str, output_format: str, backend: str, bindings: dict[str, str], base: str, no_cache: bool, timeout: float, allow_service: bool) -> None:
     """Run a SPARQL QUERY over the graph and print the rows.
 
     QUERY is the query text, @FILE.rq, or @NAME of a bundled example
@@ -46,7 +49,7 @@ def sparql(query_spec: str, graph_dir: str, output_format: str, backend: str, bi
     from kg.sparql import query, read_query
 
     text = read_query(query_spec)
-    result = query(graph_dir, text, backend=backend, bindings=bindings, base=base, cache=not no_cache)
+    result = query(graph_dir, text, backend=backend, bindings=bindings, base=base, cache=not no_cache, timeout=timeout or None, allow_service=allow_service)
     click.echo(FORMATTERS[output_format](result), nl=False)
 
 
