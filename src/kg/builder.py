@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO
 
-from kg.atomic import atomic_open
+from kg.atomic import atomic_open, check_output_dir, make_output_dir
 from kg.ingest import read_corpus
 from kg.model import DEFAULT_RECOGNIZER, Progress
 
@@ -73,13 +73,14 @@ def build(
     out = Path(out_dir)
     from kg.pipeline import check_recognizer
 
+    # Everything that can be found wrong is found before the first output file is replaced:
+    # the output folder, the model, then every input record (ingestion refuses what extraction
+    # could not take: surrogates, over-long abstracts).
+    check_output_dir(out)
     check_recognizer(recognizer)  # a bad model folder fails before anything is written
     corpus = read_corpus(inputs, skip_invalid=skip_invalid, stdin=stdin, progress=progress)
+    make_output_dir(out)
     outputs = []
-
-    papers_path = out / PAPERS_FILE
-    write_jsonl(papers_path, [paper.to_dict() for paper in corpus.papers])
-    outputs.append(str(papers_path))
 
     # Extract (spaCy, per paper) → resolve (corpus-wide concepts) → propagate → graph.
     from kg.concepts import entities_record, find_concepts
@@ -97,6 +98,9 @@ def build(
         recognizer=recognizer,
     )
     resolution, extraction_stats = found.resolution, found.stats
+    papers_path = out / PAPERS_FILE  # written once extraction has succeeded
+    write_jsonl(papers_path, [paper.to_dict() for paper in corpus.papers])
+    outputs.append(str(papers_path))
     entities_path, concepts_path = out / ENTITIES_FILE, out / CONCEPTS_FILE
     write_jsonl(entities_path, [entities_record(p, e) for p, e in zip(corpus.papers, resolution.entities, strict=True)])
     write_jsonl(concepts_path, [concept.to_dict() for concept in resolution.concepts])
