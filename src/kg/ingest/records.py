@@ -48,6 +48,11 @@ ABSTRACT_NAMES = ALIASES["abstract"]
 # the record is refused (skippable) before anything is written.
 MAX_ABSTRACT_CHARS = 100_000
 MAX_FIELD_CHARS = 10_000  # every other text: title, id, venue, URL, DOI, each author and keyword
+# spaCy's tokenizer takes time quadratic in the length of a word (a run without spaces), worst on
+# runs of punctuation: 20,000 of "a-" or 4,000 of "<" take seconds each. The corpus's longest word
+# has 176 characters and its longest run of symbols 12; an abstract beyond these is refused.
+MAX_WORD_CHARS = 500
+MAX_SYMBOL_RUN = 50  # characters that are neither letters, digits nor spaces, in a row
 
 # Venues that are preprint servers, not where a paper was published (used to rank duplicates).
 PREPRINT_VENUES = frozenset({"arxiv", "corr", "biorxiv", "medrxiv", "ssrn", "techrxiv", "preprint"})
@@ -60,6 +65,7 @@ _YEAR = re.compile(r"\b(1[89]\d\d|2[01]\d\d)\b")
 _VENUE_WITH_YEAR = re.compile(r"^(?P<venue>.*?\S)\s*['’]?\s*(?P<year>(?:19|20)\d\d)$")
 _ARXIV_VENUE = re.compile(r"^(?:arxiv|corr)\b", re.IGNORECASE)
 _NAME_SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv"})
+_SYMBOL_RUN = re.compile(r"[^\w\s]{%d,}" % (MAX_SYMBOL_RUN + 1))
 _SURROGATES = re.compile("[\udc80-\udcff]")  # undecodable bytes, as ``surrogateescape`` decodes them
 _ANY_SURROGATE = re.compile("[\ud800-\udfff]")  # also lone surrogate escapes in JSON ("\\ud800")
 
@@ -190,9 +196,17 @@ def _first_surrogate(value: Any) -> str | None:
 
 def _check_length(canonical: str, value: str, *, path: str, line: int) -> str:
     limit = MAX_ABSTRACT_CHARS if canonical == "abstract" else MAX_FIELD_CHARS
+    what = "an author" if canonical == "authors" else "a keyword" if canonical == "keywords" else f"field {canonical!r}"
     if len(value) > limit:
-        what = "an author" if canonical == "authors" else "a keyword" if canonical == "keywords" else f"field {canonical!r}"
         raise RecordTooLarge(f"{what} has {len(value):,} characters, over the limit of {limit:,}", path=path, line=line)
+    if canonical == "abstract" and len(value) > MAX_SYMBOL_RUN:
+        word = max(map(len, value.split(" ")))  # clean_text left single spaces only
+        if word > MAX_WORD_CHARS:
+            raise RecordTooLarge(f"{what} has a word of {word:,} characters (no space), over the limit of {MAX_WORD_CHARS:,}", path=path, line=line)
+        if run := max(map(len, _SYMBOL_RUN.findall(value)), default=0):
+            raise RecordTooLarge(
+                f"{what} has a run of {run:,} symbols (no letter, digit or space), over the limit of {MAX_SYMBOL_RUN:,}", path=path, line=line
+            )
     return value
 
 
