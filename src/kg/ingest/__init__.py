@@ -8,9 +8,11 @@ recognises files; `records` turns a raw record into a `Paper` (field aliases, id
 derived titles); `merge` joins exact-duplicate abstracts. No spaCy here: reading the
 65k-paper corpus takes seconds.
 
-Bad input raises a `KgError` naming file and line. With ``skip_invalid=True`` bad *records*
-(malformed, empty abstract, undecodable bytes) are skipped and listed in `Corpus.skipped`;
-problems with a whole file (missing, unsupported, no abstract column) still raise.
+Bad input raises a `KgError` naming file and line, before anything is written anywhere. With
+``skip_invalid=True`` bad *records* (malformed, empty abstract, undecodable bytes or lone
+surrogates, over a size limit) and files or folders that cannot be read (permission, link loops,
+pipes in a folder) are skipped and listed in `Corpus.skipped`; problems with a whole file
+(missing, unsupported, no abstract column) still raise.
 """
 
 from __future__ import annotations
