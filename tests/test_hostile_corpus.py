@@ -7,7 +7,7 @@ lone surrogates (as JSON escapes, or as raw surrogate bytes), control characters
 exactly one ``Error:`` line and no output folder at all (nothing written). On success
 ``graph.ttl`` parses with rdflib and ``graph.html`` carries no executable trace of the text.
 
-About 30 examples by default; ``-m slow`` runs `test_hostile_corpora_many` with 1,000.
+About 30 examples by default; ``pytest -m slow`` runs `test_hostile_corpora_many` with 1,000.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 import rdflib
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from kg.cli import main
@@ -67,15 +67,31 @@ HUGE = st.one_of(
     st.builds(lambda word, n: word * n, st.sampled_from(["word ", "BERT ", "a- ", "(x) "]), st.sampled_from([1_000, 4_000])),
     st.just("word " * (MAX_ABSTRACT_CHARS // 5 + 1)),  # over the length limit
 )
-TOKEN = st.one_of(st.sampled_from(WORDS), st.sampled_from(PAYLOADS), st.text(max_size=12), SURROGATE, CONTROL, st.sampled_from(WORDS))
-# A huge token (some over the limit) in about one abstract in ten.
-TEXT = st.tuples(st.lists(TOKEN, max_size=30), st.one_of(*[st.just("")] * 9, HUGE)).map(lambda parts: " ".join([*parts[0], parts[1]]))
-SMALL = st.lists(st.one_of(st.sampled_from(WORDS), st.sampled_from(PAYLOADS), SURROGATE, CONTROL, st.text(max_size=8)), max_size=6).map(" ".join)
+def weighted(*choices: tuple[int, st.SearchStrategy]) -> st.SearchStrategy:
+    """One of the strategies, each as often as its weight (`st.one_of` would merge repeats)."""
+    return st.sampled_from([strategy for weight, strategy in choices for _ in range(weight)]).flatmap(lambda strategy: strategy)
+
+
+def _sometimes(strategy: st.SearchStrategy[str], one_in: int) -> st.SearchStrategy[str]:
+    """`strategy` about once in `one_in` draws, else ""."""
+    return weighted((one_in - 1, st.just("")), (1, strategy))
+
+
+# Tokens are weighted towards words (so most records are papers with concepts and the graph,
+# Turtle and page are exercised); a lone surrogate or a huge token comes about once a record in ten.
+TOKEN = weighted((4, st.sampled_from(WORDS)), (2, st.sampled_from(PAYLOADS)), (1, st.text(max_size=12)), (1, CONTROL))
+OPENINGS = ["We propose BERT for object detection.", "We train ResNet on ImageNet.", "A GAN on CIFAR-10 reaches high accuracy."]
+TEXT = st.tuples(st.sampled_from(OPENINGS), st.lists(TOKEN, max_size=30), _sometimes(SURROGATE, 10), _sometimes(HUGE, 10)).map(
+    lambda parts: " ".join([parts[0], *parts[1], parts[2], parts[3]])
+)
+SMALL = st.tuples(st.lists(st.one_of(st.sampled_from(WORDS), st.sampled_from(PAYLOADS), CONTROL, st.text(max_size=8)), max_size=6), _sometimes(SURROGATE, 20)).map(
+    lambda parts: " ".join([*parts[0], parts[1]])
+)
 EMPTY = st.sampled_from([None, "", " ", "\t\n", [], {}])
-FIELD = st.one_of(SMALL, EMPTY, st.integers(-10, 3000), st.booleans(), st.lists(SMALL, max_size=3))
+FIELD = weighted((12, SMALL), (2, EMPTY), (2, st.integers(-10, 3000)), (1, st.booleans()), (1, st.lists(SMALL, max_size=3)))
 URL = st.sampled_from(["javascript:window.kgpwn=1", "https://ok.example/p?a=<b>", "data:text/html,<script>kgpwn</script>", "http://x", ""])
 RECORD = st.fixed_dictionaries(
-    {"abstract": st.one_of(TEXT, TEXT, TEXT, EMPTY)},
+    {"abstract": weighted((12, TEXT), (1, EMPTY))},
     optional={
         "id": FIELD,
         "title": FIELD,
@@ -87,14 +103,11 @@ RECORD = st.fixed_dictionaries(
         "doi": st.sampled_from(["10.1000/<script>kgpwn</script>", "10.1/x y", "doi:10.5555/ok"]),
     },
 )
-LINE = st.one_of(
-    st.tuples(RECORD, st.booleans()).map(lambda pair: json.dumps(pair[0], ensure_ascii=pair[1])),
-    st.tuples(RECORD, st.booleans()).map(lambda pair: json.dumps(pair[0], ensure_ascii=pair[1])),
-    st.tuples(RECORD, st.booleans()).map(lambda pair: json.dumps(pair[0], ensure_ascii=pair[1])),
-    st.text(max_size=40),  # not JSON, or JSON that is not an object
-    st.just(""),
-)
-CORPUS = st.tuples(st.lists(LINE, min_size=1, max_size=8), st.booleans())
+# ensure_ascii=True writes a surrogate as a JSON escape; False leaves it raw (bytes ED A0 80 …).
+JSON_LINE = st.tuples(RECORD, st.booleans()).map(lambda pair: json.dumps(pair[0], ensure_ascii=pair[1]))
+LINE = weighted((12, JSON_LINE), (1, st.text(max_size=40)), (1, st.just("")))  # text: not JSON, or not an object
+# (lines, skip_invalid): skipping is drawn more often, so that bad records are also seen skipped.
+CORPUS = st.tuples(st.lists(LINE, min_size=1, max_size=8), st.sampled_from([True, True, False]))
 
 # Exit codes a corpus file's content may earn (a bug would be 1 or an exception).
 CONTENT_CODES = {
@@ -135,6 +148,7 @@ def build_hostile(lines: list[str], skip_invalid: bool) -> None:
         args = ["build", str(corpus), "-o", str(out), "--quiet", "--model", "none", *(["--skip-invalid"] if skip_invalid else [])]
         with redirect_stdout(stdout), redirect_stderr(stderr):
             status = main(args)
+        event(f"exit {status}")  # shown by --hypothesis-show-statistics
         err_lines = stderr.getvalue().splitlines()
         assert "Traceback" not in stderr.getvalue()
         assert status in CONTENT_CODES, stderr.getvalue()
@@ -160,11 +174,18 @@ def test_hostile_corpora(corpus):
     build_hostile(*corpus)
 
 
-@pytest.mark.slow
 @settings(max_examples=1000, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 @given(CORPUS)
-def test_hostile_corpora_many(corpus):
+def _many_hostile_corpora(corpus):
     build_hostile(*corpus)
+
+
+@pytest.mark.slow
+def test_hostile_corpora_many(request):
+    """1,000 examples (about 4 minutes): only when asked for, ``pytest -m slow``."""
+    if "slow" not in (request.config.getoption("markexpr") or ""):
+        pytest.skip("1,000 hostile corpora: run with -m slow")
+    _many_hostile_corpora()
 
 
 def test_the_markers_are_absent_from_a_clean_page(tmp_path):
