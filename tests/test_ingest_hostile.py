@@ -252,8 +252,10 @@ def test_folders_linked_into_a_folder_are_read_once_and_loops_end(capsys):
     put("in/good.jsonl", GOOD)
     put("elsewhere/more.jsonl", line(id="more", abstract="More text."))
     os.symlink("../elsewhere", "in/linked")
-    os.symlink("..", "in/up")  # a loop back to the folder itself
+    os.symlink("..", "in/up")  # a link to the folder holding this one: a loop
+    os.symlink(".", "in/here")  # a link to this folder itself
     os.symlink("good.jsonl", "in/again.jsonl")  # the same file twice
+    put("beside.jsonl", line(id="beside", abstract="Beside the folder, reached only through the loop."))
     corpus = read_corpus(["in"])
     assert sorted(p.id for p in corpus.papers) == ["more", "ok"]
     assert corpus.duplicates == 0
@@ -324,16 +326,3 @@ def test_really_read_only_output_folder(capsys):
         assert main(["build", "c.jsonl", "-o", "ro", "--quiet", "--model", "none"]) == ExitCode.OUTPUT_PERMISSION
     finally:
         os.chmod("ro", 0o755)
-
-
-def test_a_failure_after_reading_leaves_the_previous_build(capsys, previous_build, monkeypatch):
-    """Extraction fails after the corpus was read: papers.jsonl is not replaced either."""
-    from kg import concepts
-    from kg.errors import CacheError
-
-    def fail(*args, **kwargs):
-        raise CacheError("cache exploded")
-
-    monkeypatch.setattr(concepts, "find_concepts", fail)
-    put("c.jsonl", line(id="new", abstract="A different abstract."))
-    refused(capsys, previous_build, ["c.jsonl"], ExitCode.CACHE_ERROR, "cache exploded")

@@ -82,6 +82,10 @@ def build(
     make_output_dir(out)
     outputs = []
 
+    papers_path = out / PAPERS_FILE
+    write_jsonl(papers_path, [paper.to_dict() for paper in corpus.papers])
+    outputs.append(str(papers_path))
+
     # Extract (spaCy, per paper) → resolve (corpus-wide concepts) → propagate → graph.
     from kg.concepts import entities_record, find_concepts
     from kg.graph import build_graph, save
@@ -98,9 +102,6 @@ def build(
         recognizer=recognizer,
     )
     resolution, extraction_stats = found.resolution, found.stats
-    papers_path = out / PAPERS_FILE  # written once extraction has succeeded
-    write_jsonl(papers_path, [paper.to_dict() for paper in corpus.papers])
-    outputs.append(str(papers_path))
     entities_path, concepts_path = out / ENTITIES_FILE, out / CONCEPTS_FILE
     write_jsonl(entities_path, [entities_record(p, e) for p, e in zip(corpus.papers, resolution.entities, strict=True)])
     write_jsonl(concepts_path, [concept.to_dict() for concept in resolution.concepts])

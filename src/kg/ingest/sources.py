@@ -134,9 +134,11 @@ def _folder_files(folder: Path, name: str) -> list[Source]:
         where = error.filename or str(folder)
         found.append(Source(named(where) + "/", Path(where), unreadable(error, named(where) + "/")))
 
+    top = os.path.join(os.path.realpath(folder), "")
     for root, dirs, files in os.walk(folder, onerror=cannot_list, followlinks=True):
         real = os.path.realpath(root)
-        if real in visited:  # a link back to a folder already read: a loop, or the same folder twice
+        # A link to a folder already read, or to one holding `folder` (a loop), is not entered.
+        if real in visited or (root != str(folder) and top.startswith(os.path.join(real, ""))):
             dirs[:] = []
             continue
         visited.add(real)
