@@ -2,19 +2,24 @@
 
 A crash (or Ctrl-C) mid-write leaves the previous file, or none, never half a file.
 `output_errors` turns what the operating system says about a failed write into the one
-`OutputError` message every writer shares.
+`OutputError` message every writer shares (`OutputPermissionDenied` when permission is
+lacking or the file system is read-only). `check_output_dir` and `make_output_dir` let a
+command find an unusable output folder before it writes anything.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-from kg.errors import OutputError
+from kg.errors import OutputError, OutputPermissionDenied
+
+_PERMISSION = (errno.EACCES, errno.EPERM, errno.EROFS)
 
 
 def _umask() -> int:
@@ -34,8 +39,9 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w", *, encoding: str 
         with open(target, mode, encoding=None if binary else encoding) as handle:
             yield handle
         return
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    with output_errors(target):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         # mkstemp makes the file private (0600); give it the permissions open() would have.
         os.chmod(tmp_name, 0o666 & ~_umask())
@@ -66,7 +72,47 @@ def output_errors(path: str | os.PathLike[str]) -> Iterator[None]:
     try:
         yield
     except OSError as error:
-        raise OutputError(f"cannot write {path}: {error.strerror or error}") from error
+        raise output_error(path, error) from error
+
+
+def output_error(path: str | os.PathLike[str], error: OSError) -> OutputError:
+    kind = OutputPermissionDenied if error.errno in _PERMISSION else OutputError
+    return kind(f"cannot write {path}: {error.strerror or error}")
+
+
+def check_output_dir(path: str | os.PathLike[str]) -> None:
+    """Raise an `OutputError` if `path` is not a folder that could be written (creating it if
+    need be). Creates nothing, so it can run before any input is read."""
+    target = Path(path)
+    existing = target
+    while not existing.exists() and existing != existing.parent:
+        if existing.is_symlink():  # a dangling link: mkdir would fail on it
+            raise OutputError(f"cannot write {path}: {existing} is a broken symbolic link")
+        existing = existing.parent
+    if not existing.is_dir():
+        what = "it" if existing == target else str(existing)
+        raise OutputError(f"cannot write {path}: {what} is not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        reason = "read-only file system" if _read_only(existing) else "permission denied"
+        raise OutputPermissionDenied(f"cannot write {path}: {reason}" + ("" if existing == target else f" (in {existing})"))
+
+
+def _read_only(folder: Path) -> bool:
+    try:
+        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):
+        return False
+
+
+def make_output_dir(path: str | os.PathLike[str]) -> None:
+    """Create the folder `path` and make (then remove) a file in it: what `check_output_dir` could
+    not tell (e.g. a folder under /proc, or root on a read-only mount) fails here, before any
+    output file is replaced."""
+    with output_errors(path):
+        Path(path).mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".kg-probe.", suffix=".tmp", dir=path)
+        os.close(fd)
+        os.unlink(probe)
 
 
 def open_output(path: str | os.PathLike[str]) -> contextlib.AbstractContextManager[IO[bytes]]:

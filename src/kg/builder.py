@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO
 
-from kg.atomic import atomic_open
+from kg.atomic import atomic_open, check_output_dir, make_output_dir
 from kg.ingest import read_corpus
 from kg.model import DEFAULT_RECOGNIZER, Progress
 
@@ -73,8 +73,13 @@ def build(
     out = Path(out_dir)
     from kg.pipeline import check_recognizer
 
+    # Everything that can be found wrong is found before the first output file is replaced:
+    # the output folder, the model, then every input record (ingestion refuses what extraction
+    # could not take: surrogates, over-long abstracts).
+    check_output_dir(out)
     check_recognizer(recognizer)  # a bad model folder fails before anything is written
     corpus = read_corpus(inputs, skip_invalid=skip_invalid, stdin=stdin, progress=progress)
+    make_output_dir(out)
     outputs = []
 
     papers_path = out / PAPERS_FILE

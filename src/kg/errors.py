@@ -33,6 +33,9 @@ class ExitCode(IntEnum):
     SERVER_ERROR = 17
     OUTPUT_ERROR = 18
     MODEL_ERROR = 19
+    INPUT_UNREADABLE = 20
+    RECORD_TOO_LARGE = 21
+    OUTPUT_PERMISSION = 22
 
 
 class KgError(Exception):
@@ -148,3 +151,30 @@ class ModelError(InputError):
     """A folder given as a recognizer model (`--model`) that is not one kg can load."""
 
     exit_code = ExitCode.MODEL_ERROR
+
+
+class InputUnreadable(InputError):
+    """An input file or folder that exists but cannot be read: permission denied, a symbolic
+    link loop, a named pipe or device inside a folder, an I/O error. Skippable like a bad record."""
+
+    exit_code = ExitCode.INPUT_UNREADABLE
+
+
+class RecordTooLarge(InputError):
+    """A record with a field over its length limit (`kg.ingest.records.MAX_ABSTRACT_CHARS`, …)."""
+
+    exit_code = ExitCode.RECORD_TOO_LARGE
+
+
+class OutputPermissionDenied(OutputError):
+    """The output cannot be written for lack of permission (or on a read-only file system)."""
+
+    exit_code = ExitCode.OUTPUT_PERMISSION
+
+
+class KgWarning(UserWarning):
+    """Base of the warnings kg gives (`warnings.warn`); the CLI shows them as ``Warning: …``."""
+
+
+class CacheSetAside(KgWarning):
+    """A cache file that could not be used was moved aside and a new one started."""

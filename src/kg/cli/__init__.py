@@ -2,19 +2,21 @@
 
 Each subcommand lives in its own module here and is imported only when it runs
 (or when help is listed), so `kg related` and `kg sparql` never pay for spaCy.
-A `KgError` from the library becomes one ``Error: …`` line on stderr and its exit code.
+A `KgError` from the library becomes one ``Error: …`` line on stderr and its exit code;
+a `KgWarning` one ``Warning: …`` line (the run goes on).
 """
 
 from __future__ import annotations
 
 import importlib
 import sys
+import warnings
 from collections.abc import Sequence
 
 import click
 
 from kg.cli.common import error_text
-from kg.errors import ExitCode, KgError
+from kg.errors import ExitCode, KgError, KgWarning
 
 # name -> "module:attribute" of a click command; modules are imported lazily.
 COMMANDS: dict[str, str] = {
@@ -54,6 +56,20 @@ def cli() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return its exit status (documented in the README)."""
+    with warnings.catch_warnings():
+        shown_before = warnings.showwarning
+
+        def show(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
+            if issubclass(category, KgWarning):
+                click.echo(f"Warning: {message}", err=True)
+            else:
+                shown_before(message, category, filename, lineno, file, line)
+
+        warnings.showwarning = show
+        return _run(argv)
+
+
+def _run(argv: Sequence[str] | None) -> int:
     try:
         status = cli.main(args=list(argv) if argv is not None else None, prog_name="kg", standalone_mode=False)
     except KgError as error:

@@ -8,9 +8,11 @@ recognises files; `records` turns a raw record into a `Paper` (field aliases, id
 derived titles); `merge` joins exact-duplicate abstracts. No spaCy here: reading the
 65k-paper corpus takes seconds.
 
-Bad input raises a `KgError` naming file and line. With ``skip_invalid=True`` bad *records*
-(malformed, empty abstract, undecodable bytes) are skipped and listed in `Corpus.skipped`;
-problems with a whole file (missing, unsupported, no abstract column) still raise.
+Bad input raises a `KgError` naming file and line, before anything is written anywhere. With
+``skip_invalid=True`` bad *records* (malformed, empty abstract, undecodable bytes or lone
+surrogates, over a size limit) and files or folders that cannot be read (permission, link loops,
+pipes in a folder) are skipped and listed in `Corpus.skipped`; problems with a whole file
+(missing, unsupported, no abstract column) still raise.
 """
 
 from __future__ import annotations
@@ -18,15 +20,15 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import IO
 
-from kg.errors import DecodeFailed, EmptyCorpus, InputError
+from kg.errors import EmptyCorpus, InputError, InputUnreadable
 from kg.ingest.bibtex import read_bibtex
 from kg.ingest.jsonl import read_json, read_json_lines
 from kg.ingest.merge import Candidate, merge_duplicates
-from kg.ingest.records import RawRecord, has_undecodable, to_paper
+from kg.ingest.records import RawRecord, to_paper
 from kg.ingest.sources import Format, Source, detect_format, expand, read_source
 from kg.ingest.table import read_table
 from kg.ingest.text import read_text
-from kg.model import Corpus, Paper, Progress
+from kg.model import Corpus, Progress
 
 __all__ = ["read_corpus"]
 
@@ -65,19 +67,21 @@ def read_corpus(
 
 
 def _records(source: Source, *, stdin: IO[str] | None, skip_invalid: bool) -> Iterator[Candidate | InputError]:
-    """Papers of one source, with bad records as errors in their place (raised later or skipped)."""
-    text, undecodable = read_source(source, stdin=stdin, lenient=skip_invalid)
+    """Papers of one source, with bad records as errors in their place (raised later or skipped).
+    A source that cannot be read at all is one such error."""
+    try:
+        text, undecodable = read_source(source, stdin=stdin, lenient=skip_invalid)
+    except InputUnreadable as error:
+        yield error
+        return
     for raw in _raw_records(detect_format(source, text), text, name=source.name):
         if isinstance(raw, InputError):
             yield raw
             continue
         try:
-            paper = to_paper(raw, path=source.name)
+            paper = to_paper(raw, path=source.name, undecodable=undecodable)
         except InputError as error:
             yield error
-            continue
-        if undecodable and has_undecodable(_texts(paper)):
-            yield DecodeFailed("not valid UTF-8 (undecodable bytes in this record)", path=source.name, line=raw.line)
             continue
         yield Candidate(paper, source.name, raw.line)
 
@@ -92,10 +96,6 @@ def _raw_records(kind: Format, text: str, *, name: str) -> Iterator[RawRecord | 
     if kind in ("csv", "tsv"):
         return read_table(text, path=name, delimiter="\t" if kind == "tsv" else ",")
     return read_bibtex(text, path=name)
-
-
-def _texts(paper: Paper) -> str:
-    return "\n".join([paper.id, paper.title, paper.abstract, *paper.authors, *paper.keywords, paper.venue or "", paper.url or ""])
 
 
 def _skip_entry(error: InputError, source: Source) -> tuple[str, int, str]:

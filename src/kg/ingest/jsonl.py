@@ -9,6 +9,7 @@ from kg.errors import MalformedRecord
 from kg.ingest.records import RawRecord
 
 _WHITESPACE = " \t\n\r"
+_BOM = "\ufeff"
 
 
 def read_json_lines(text: str, *, path: str) -> Iterator[RawRecord | MalformedRecord]:
@@ -17,10 +18,15 @@ def read_json_lines(text: str, *, path: str) -> Iterator[RawRecord | MalformedRe
     for number, line in enumerate(text.split("\n"), 1):
         if not line or line.isspace():
             continue
+        if line[0] == _BOM:  # files joined with `cat`, each starting with a byte-order mark
+            line = line[1:]
         try:
             value = loads(line)
         except json.JSONDecodeError as error:
             yield MalformedRecord(_json_error(error), path=path, line=number)
+            continue
+        except (ValueError, RecursionError) as error:
+            yield MalformedRecord(_limit_error(error), path=path, line=number)
             continue
         if isinstance(value, dict):
             yield RawRecord(number, value)
@@ -45,6 +51,8 @@ def read_json(text: str, *, path: str) -> Iterator[RawRecord | MalformedRecord]:
             yield from read_json_lines(text, path=path)
             return
         raise MalformedRecord(_json_error(error), path=path, line=error.lineno) from None
+    except (ValueError, RecursionError) as error:
+        raise MalformedRecord(_limit_error(error), path=path, line=text.count("\n", 0, start) + 1) from None
     if not isinstance(value, dict):
         raise MalformedRecord(f"expected a JSON array or object, found {_kind(value)}", path=path, line=1)
     yield RawRecord(text.count("\n", 0, start) + 1, value)
@@ -64,6 +72,8 @@ def _read_array(text: str, start: int, *, path: str) -> Iterator[RawRecord | Mal
             value, end = decoder.raw_decode(text, position)
         except json.JSONDecodeError as error:
             raise MalformedRecord(_json_error(error), path=path, line=error.lineno) from None
+        except (ValueError, RecursionError) as error:
+            raise MalformedRecord(_limit_error(error), path=path, line=line + text.count("\n", counted, position)) from None
         line += text.count("\n", counted, position)
         counted = position
         if isinstance(value, dict):
@@ -87,6 +97,14 @@ def _read_array(text: str, start: int, *, path: str) -> Iterator[RawRecord | Mal
 def _json_error(error: json.JSONDecodeError) -> str:
     # json's messages end in "at" ("Unterminated string starting at"); avoid "at at".
     return f"not valid JSON: {error.msg.removesuffix(' at')} at column {error.colno}"
+
+
+def _limit_error(error: ValueError | RecursionError) -> str:
+    """What Python's json module refuses beyond the grammar: nesting deeper than the stack, or an
+    integer too long to convert (over 4,300 digits)."""
+    if isinstance(error, RecursionError):
+        return "not usable JSON: values nested too deeply"
+    return "not usable JSON: a number with too many digits"
 
 
 def _skip(text: str, position: int) -> int:

@@ -13,7 +13,7 @@ from functools import lru_cache
 from typing import Any
 
 from kg import ids
-from kg.errors import EmptyAbstract, MalformedRecord
+from kg.errors import DecodeFailed, EmptyAbstract, MalformedRecord, RecordTooLarge
 from kg.ingest.titles import derive_title
 from kg.model import Paper
 
@@ -42,6 +42,18 @@ ALIASES: dict[str, tuple[str, ...]] = {
 }
 ABSTRACT_NAMES = ALIASES["abstract"]
 
+# Length limits, in characters after whitespace is collapsed. The longest abstract in the shared
+# 65k-paper corpus has 16,205; spaCy refuses texts over 1,000,000 (and its parser needs about
+# 1 GB per 100,000). A longer field is not an abstract (a whole paper, a log pasted by mistake):
+# the record is refused (skippable) before anything is written.
+MAX_ABSTRACT_CHARS = 100_000
+MAX_FIELD_CHARS = 10_000  # every other text: title, id, venue, URL, DOI, each author and keyword
+# spaCy's tokenizer takes time quadratic in the length of a word (a run without spaces), worst on
+# runs of punctuation: 20,000 of "a-" or 4,000 of "<" take seconds each. The corpus's longest word
+# has 176 characters and its longest run of symbols 12; an abstract beyond these is refused.
+MAX_WORD_CHARS = 500
+MAX_SYMBOL_RUN = 50  # characters that are neither letters, digits nor spaces, in a row
+
 # Venues that are preprint servers, not where a paper was published (used to rank duplicates).
 PREPRINT_VENUES = frozenset({"arxiv", "corr", "biorxiv", "medrxiv", "ssrn", "techrxiv", "preprint"})
 
@@ -53,7 +65,9 @@ _YEAR = re.compile(r"\b(1[89]\d\d|2[01]\d\d)\b")
 _VENUE_WITH_YEAR = re.compile(r"^(?P<venue>.*?\S)\s*['’]?\s*(?P<year>(?:19|20)\d\d)$")
 _ARXIV_VENUE = re.compile(r"^(?:arxiv|corr)\b", re.IGNORECASE)
 _NAME_SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv"})
-_SURROGATES = re.compile("[\udc80-\udcff]")
+_SYMBOL_RUN = re.compile(r"[^\w\s]{%d,}" % (MAX_SYMBOL_RUN + 1))
+_SURROGATES = re.compile("[\udc80-\udcff]")  # undecodable bytes, as ``surrogateescape`` decodes them
+_ANY_SURROGATE = re.compile("[\ud800-\udfff]")  # also lone surrogate escapes in JSON ("\\ud800")
 
 
 @lru_cache(maxsize=4096)  # the same few column names, hundreds of thousands of times
@@ -68,13 +82,10 @@ def clean_text(text: str) -> str:
     return " ".join(text.split())
 
 
-def has_undecodable(text: str) -> bool:
-    """True if `text` holds bytes that were not UTF-8 (decoded with ``surrogateescape``)."""
-    return _SURROGATES.search(text) is not None
-
-
-def to_paper(record: RawRecord, *, path: str) -> Paper:
-    """Normalise one record; raise `EmptyAbstract` or `MalformedRecord` (naming path:line) if unusable."""
+def to_paper(record: RawRecord, *, path: str, undecodable: bool = False) -> Paper:
+    """Normalise one record; raise `EmptyAbstract`, `MalformedRecord`, `DecodeFailed` or
+    `RecordTooLarge` (naming path:line) if unusable. `undecodable`: the file was decoded with
+    ``surrogateescape`` (so a surrogate in a field stands for a byte that was not UTF-8)."""
     line = record.line
     fields = record.fields
     keys: dict[str, str] = {}
@@ -87,6 +98,7 @@ def to_paper(record: RawRecord, *, path: str) -> Paper:
             if name is not None:
                 value = fields[name]
                 if value not in (None, "", [], ()):
+                    _check_unicode(canonical, value, undecodable=undecodable, path=path, line=line)
                     return value
         return None
 
@@ -96,7 +108,7 @@ def to_paper(record: RawRecord, *, path: str) -> Paper:
             return None
         if isinstance(value, bool) or not isinstance(value, (str, int, float)):
             raise MalformedRecord(f"field {canonical!r} should be text, not {_json_type(value)}", path=path, line=line)
-        return clean_text(str(value)) or None
+        return _check_length(canonical, clean_text(str(value)), path=path, line=line) or None
 
     abstract = text("abstract")
     title = text("title")
@@ -130,20 +142,72 @@ def to_paper(record: RawRecord, *, path: str) -> Paper:
     title_derived = not title
     if title_derived:
         title = derive_title(abstract)
+    authors = split_authors(get("authors"), path=path, line=line)
+    keywords = split_keywords(get("keywords"), path=path, line=line)
+    for canonical, items in (("authors", authors), ("keywords", keywords)):
+        for item in items:
+            _check_length(canonical, item, path=path, line=line)
     return Paper(
         id=ids.paper_id(given=given_id, doi=doi, arxiv_id=arxiv_id, title=title, abstract=abstract),
         title=title,
         abstract=abstract,
-        authors=split_authors(get("authors"), path=path, line=line),
+        authors=authors,
         year=year,
         venue=venue,
         url=url,
         doi=doi,
         arxiv_id=arxiv_id,
-        keywords=split_keywords(get("keywords"), path=path, line=line),
+        keywords=keywords,
         title_derived=title_derived,
         source=f"{path}:{line}",
     )
+
+
+def _check_unicode(canonical: str, value: Any, *, undecodable: bool, path: str, line: int) -> None:
+    """A string holding a surrogate cannot be written as UTF-8: refuse the record, saying why."""
+    found = _first_surrogate(value)
+    if found is None:
+        return
+    if undecodable and _SURROGATES.match(found):
+        raise DecodeFailed("not valid UTF-8 (undecodable bytes in this record)", path=path, line=line)
+    raise DecodeFailed(
+        f"field {canonical!r} holds a lone surrogate \\u{ord(found):04x}, which is not a character "
+        "(a JSON \\u escape of a surrogate must pair a high one with a low one)",
+        path=path,
+        line=line,
+    )
+
+
+def _first_surrogate(value: Any) -> str | None:
+    """The first surrogate in a string, or in the strings of nested lists and objects (iterative:
+    a deeply nested value must not exhaust the stack)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if match := _ANY_SURROGATE.search(item):
+                return match.group()
+        elif isinstance(item, Mapping):
+            stack.extend(reversed([*item.keys(), *item.values()]))
+        elif isinstance(item, (list, tuple)):
+            stack.extend(reversed(item))
+    return None
+
+
+def _check_length(canonical: str, value: str, *, path: str, line: int) -> str:
+    limit = MAX_ABSTRACT_CHARS if canonical == "abstract" else MAX_FIELD_CHARS
+    what = "an author" if canonical == "authors" else "a keyword" if canonical == "keywords" else f"field {canonical!r}"
+    if len(value) > limit:
+        raise RecordTooLarge(f"{what} has {len(value):,} characters, over the limit of {limit:,}", path=path, line=line)
+    if canonical == "abstract" and len(value) > MAX_SYMBOL_RUN:
+        word = max(map(len, value.split(" ")))  # clean_text left single spaces only
+        if word > MAX_WORD_CHARS:
+            raise RecordTooLarge(f"{what} has a word of {word:,} characters (no space), over the limit of {MAX_WORD_CHARS:,}", path=path, line=line)
+        if run := max(map(len, _SYMBOL_RUN.findall(value)), default=0):
+            raise RecordTooLarge(
+                f"{what} has a run of {run:,} symbols (no letter, digit or space), over the limit of {MAX_SYMBOL_RUN:,}", path=path, line=line
+            )
+    return value
 
 
 def parse_year(value: Any) -> int | None:

@@ -8,13 +8,15 @@ beside the data is left alone); hidden files and folders are ignored.
 from __future__ import annotations
 
 import codecs
+import errno
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Literal
 
-from kg.errors import DecodeFailed, InputNotFound, UnsupportedFormat
+from kg.errors import DecodeFailed, InputNotFound, InputUnreadable, UnsupportedFormat
 from kg.ingest.records import ABSTRACT_NAMES, normalise_key
 
 Format = Literal["text", "jsonl", "json", "csv", "tsv", "bibtex"]
@@ -38,52 +40,120 @@ STDIN_NAME = "<stdin>"
 # Signatures of binary files people pass by mistake.
 _BINARY_MAGIC = {b"%PDF": "a PDF", b"PK\x03\x04": "a ZIP/Office file", b"\x1f\x8b": "a gzip file", b"\x89PNG": "an image"}
 _BIBTEX_START = re.compile(r"@\s*[A-Za-z]+\s*[{(]")
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
+_CONTROL_IN_NAME = re.compile("[\x00-\x1f\x7f]")
 
 
 @dataclass(frozen=True, slots=True)
 class Source:
-    """One file to read: the name used in messages (as the user wrote it) and where to read it."""
+    """One file to read: the name used in messages (as the user wrote it) and where to read it.
+
+    `problem` is set when listing found that it cannot be read (permission denied, a symbolic
+    link loop, a named pipe in a folder …): reading it raises that error, which
+    ``skip_invalid`` skips like a bad record."""
 
     name: str
     path: Path | None  # None for stdin
+    problem: InputUnreadable | None = None
 
 
 def expand(inputs: list[str]) -> list[Source]:
     """Files, folders (every supported file inside, recursively) and '-' → sources sorted by name.
 
     Sorting (and reading each file once) makes the result independent of the order of `inputs`.
+    Symbolic links are followed, to folders too (a loop is an unreadable source, not a hang).
     """
     sources: dict[str, Source] = {}
-    seen: set[Path] = set()
+    seen: set[str] = set()
     for item in inputs:
         if item == STDIN:
             sources[STDIN_NAME] = Source(STDIN_NAME, None)
             continue
         path = Path(item)
-        if path.is_dir():
-            files = [(f"{item.rstrip('/' + os.sep)}/{relative}", path / relative) for relative in _folder_files(path)]
-        elif path.is_file():
-            files = [(item, path)]
-        elif path.exists():
-            raise UnsupportedFormat("not a regular file or folder", path=item)
+        name = display_name(item)
+        mode, problem = _stat(path, name)
+        if problem is not None:
+            if isinstance(problem, InputNotFound):
+                raise problem
+            sources[name] = Source(name, path, problem)
+            continue
+        if stat.S_ISDIR(mode):
+            found = _folder_files(path, name.rstrip("/" + os.sep))
+        elif stat.S_ISREG(mode):
+            found = [Source(name, path)]
         else:
-            raise InputNotFound("no such file or folder", path=item)
-        for name, file in files:
-            resolved = file.resolve()
+            raise UnsupportedFormat("not a regular file or folder", path=name)
+        for source in found:
+            resolved = os.path.realpath(source.path) if source.problem is None else source.name
             if resolved not in seen:
                 seen.add(resolved)
-                sources[name] = Source(name, file)
+                sources[source.name] = source
     return [sources[name] for name in sorted(sources)]
 
 
-def _folder_files(folder: Path) -> list[str]:
-    found = []
-    for root, dirs, files in os.walk(folder):
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
-        for name in files:
-            if not name.startswith(".") and Path(name).suffix.lower() in EXTENSIONS:
-                found.append(Path(root, name).relative_to(folder).as_posix())
-    return sorted(found)
+def display_name(name: str) -> str:
+    """A file name as messages and records show it: bytes that were not UTF-8 as U+FFFD, control
+    characters escaped (a newline in a name must not split an ``Error:`` line)."""
+    if _UNPRINTABLE.search(name):
+        name = name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        name = _CONTROL_IN_NAME.sub(lambda match: f"\\x{ord(match.group()):02x}", name)
+    return name
+
+
+def _stat(path: Path, name: str) -> tuple[int, InputNotFound | InputUnreadable | None]:
+    """The file mode of `path` (symbolic links followed), or why it cannot be had."""
+    try:
+        return path.stat().st_mode, None
+    except OSError as error:
+        if error.errno in (errno.ENOENT, errno.ENOTDIR):
+            if os.path.lexists(path):
+                return 0, InputNotFound("broken symbolic link (what it points to does not exist)", path=name)
+            return 0, InputNotFound("no such file or folder", path=name)
+        return 0, unreadable(error, name)
+
+
+def unreadable(error: OSError, name: str) -> InputUnreadable:
+    if error.errno == errno.ELOOP:
+        return InputUnreadable("cannot read it (a symbolic link loop)", path=name)
+    if isinstance(error, PermissionError):
+        return InputUnreadable("cannot read it (permission denied)", path=name)
+    return InputUnreadable(f"cannot read it ({error.strerror or error})", path=name)
+
+
+def _folder_files(folder: Path, name: str) -> list[Source]:
+    """Every file with a known extension under `folder`, and a problem source for each entry that
+    cannot be read (a folder that cannot be listed, a link loop, a pipe): none is left out silently."""
+    found: list[Source] = []
+    visited: set[str] = set()
+
+    def named(path: str) -> str:
+        relative = Path(path).relative_to(folder).as_posix()
+        return name if relative == "." else f"{name}/{display_name(relative)}"
+
+    def cannot_list(error: OSError) -> None:
+        where = error.filename or str(folder)
+        found.append(Source(named(where) + "/", Path(where), unreadable(error, named(where) + "/")))
+
+    top = os.path.join(os.path.realpath(folder), "")
+    for root, dirs, files in os.walk(folder, onerror=cannot_list, followlinks=True):
+        real = os.path.realpath(root)
+        # A link to a folder already read, or to one holding `folder` (a loop), is not entered.
+        if real in visited or (root != str(folder) and top.startswith(os.path.join(real, ""))):
+            dirs[:] = []
+            continue
+        visited.add(real)
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for file in sorted(files):
+            if file.startswith(".") or Path(file).suffix.lower() not in EXTENSIONS:
+                continue
+            path = Path(root, file)
+            mode, problem = _stat(path, named(str(path)))
+            if problem is None and not stat.S_ISREG(mode):
+                problem = InputUnreadable("not a regular file (a named pipe, device or socket)", path=named(str(path)))
+            if isinstance(problem, InputNotFound):  # a broken link inside a folder: say so, but skippably
+                problem = InputUnreadable(problem.message.split(": ", 1)[-1], path=problem.path)
+            found.append(Source(named(str(path)), path, problem))
+    return found
 
 
 def read_source(source: Source, *, stdin: IO[str] | None, lenient: bool) -> tuple[str, bool]:
@@ -91,7 +161,10 @@ def read_source(source: Source, *, stdin: IO[str] | None, lenient: bool) -> tupl
 
     Strict: bytes that are not UTF-8 raise `DecodeFailed` naming line and byte offset.
     Lenient (``--skip-invalid``): they become surrogates, and the records holding them are skipped.
+    A source that cannot be read raises `InputUnreadable`.
     """
+    if source.problem is not None:
+        raise source.problem
     if source.path is None:
         import sys
 
@@ -105,10 +178,10 @@ def read_source(source: Source, *, stdin: IO[str] | None, lenient: bool) -> tupl
     else:
         try:
             data = source.path.read_bytes()
-        except PermissionError:
-            raise InputNotFound("cannot read it (permission denied)", path=source.name) from None
+        except FileNotFoundError:  # removed since it was listed
+            raise InputNotFound("no such file or folder", path=source.name) from None
         except OSError as error:
-            raise InputNotFound(f"cannot read it ({error.strerror or error})", path=source.name) from None
+            raise unreadable(error, source.name) from None
     return decode(data, name=source.name, lenient=lenient)
 
 
@@ -120,11 +193,13 @@ def _is_terminal(stream: IO[str]) -> bool:
 
 
 def decode(data: bytes, *, name: str, lenient: bool = False) -> tuple[str, bool]:
-    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):  # e.g. a TSV saved by Excel as "Unicode text"
-        try:
-            return data.decode("utf-16"), False
-        except UnicodeDecodeError as error:
-            raise DecodeFailed(f"not valid UTF-16 at byte offset {error.start}", path=name) from None
+    # UTF-32 first: its little-endian mark begins with UTF-16's.
+    for boms, codec in (((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE), "utf-32"), ((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE), "utf-16")):
+        if data.startswith(boms):  # e.g. a TSV saved by Excel as "Unicode text"
+            try:
+                return data.decode(codec), False
+            except UnicodeDecodeError as error:
+                raise DecodeFailed(f"not valid {codec.upper()} at byte offset {error.start}", path=name) from None
     try:
         return data.decode("utf-8-sig"), False
     except UnicodeDecodeError as error:

@@ -7,8 +7,8 @@ import csv
 import io
 from collections.abc import Iterator
 
-from kg.errors import MalformedRecord, MissingColumn
-from kg.ingest.records import ABSTRACT_NAMES, RawRecord, normalise_key
+from kg.errors import MalformedRecord, MissingColumn, RecordTooLarge
+from kg.ingest.records import ABSTRACT_NAMES, MAX_ABSTRACT_CHARS, RawRecord, normalise_key
 
 
 def guess_delimiter(header_line: str, *, default: str) -> str:
@@ -43,6 +43,10 @@ def read_table(text: str, *, path: str, delimiter: str) -> Iterator[RawRecord | 
         except StopIteration:
             return
         except csv.Error as error:  # e.g. an unclosed quote: the rest of the file cannot be trusted
+            if "field larger than field limit" in str(error):
+                limit = csv.field_size_limit()
+                message = f"a field has over {limit:,} characters (the limit for an abstract is {MAX_ABSTRACT_CHARS:,})"
+                raise RecordTooLarge(message, path=path, line=line) from None
             raise MalformedRecord(f"bad CSV: {error}", path=path, line=line) from None
         if not any(cell.strip() for cell in row):
             continue
