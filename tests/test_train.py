@@ -105,3 +105,16 @@ def test_held_out_split_is_stable_and_disjoint():
     assert data == again
     assert {d.id for d in data.train} | {d.id for d in data.dev} == {d.id for d in load_gold(GOLD)}
     assert not {d.id for d in data.train} & {d.id for d in data.dev}
+
+
+def test_an_output_that_is_a_file_is_one_clear_error(tmp_path, capsys):
+    from kg.errors import OutputError
+    from kg.training import gather, train
+
+    target = tmp_path / "model"
+    target.write_text("not a folder")
+    assert main(["train", str(GOLD), "--dev", str(GOLD), "-o", str(target), "--max-steps", "2", "-q"]) == ExitCode.USAGE
+    assert "is a file" in capsys.readouterr().err
+    with pytest.raises(OutputError, match="exists and is not a folder$"):
+        train(gather([str(GOLD)], dev=[str(GOLD)]), target, max_steps=2)
+    assert target.read_text() == "not a folder"

@@ -209,7 +209,7 @@ def train(
     _PROGRESS["step"] = 0
     target = Path(output)
     if target.exists() and not target.is_dir():
-        raise OutputError("exists and is not a folder", path=str(target))
+        raise OutputError(f"{target}: exists and is not a folder")
     target.parent.mkdir(parents=True, exist_ok=True)
     blank = spacy.blank("en")
     with tempfile.TemporaryDirectory(prefix=".kg-train-", dir=target.parent) as work:
