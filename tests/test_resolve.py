@@ -166,3 +166,11 @@ def test_the_name_a_title_opens_with_is_proposed():
     # Extraction missed DiffNet: its occurrence becomes a proposed mention of the type the title names.
     assert [(x.start, x.text, x.label, x.role, x.source) for x in marked[1].mentions] == [(45, "DiffNet", "DATASET", "proposed", "title")]
     assert abstract[45:52] == "DiffNet"
+
+
+def test_plural_folding_keeps_the_e_of_size():
+    from kg.vocab import singularize
+
+    assert [singularize(w) for w in ("stepsizes", "sizes", "quizzes", "classes", "patches", "queries")] == [
+        "stepsize", "size", "quiz", "class", "patch", "query",
+    ]

@@ -53,8 +53,12 @@ def singularize(word: str) -> str:
         return word
     if word.endswith("ies") and len(word) > 4:
         return word[:-3] + "y"
-    if word.endswith(("sses", "xes", "ches", "shes", "zes")):
-        return word[:-2]
+    if word.endswith(("sses", "xes", "ches", "shes")):
+        return word[:-2]  # classes, boxes, patches
+    if word.endswith("zzes"):
+        return word[:-3]  # quizzes
+    if word.endswith("zes"):
+        return word[:-1]  # sizes, stepsizes: the singular keeps its "e"
     if word.endswith(("ss", "us", "is", "os")) and not word[:-1].isupper():
         return word
     if word.endswith("corpora"):
