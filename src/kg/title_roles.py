@@ -19,15 +19,11 @@ from dataclasses import replace
 from kg.markup import mask_markup
 from kg.model import EntityType, LocalMention, Paper, PaperExtraction
 from kg.vocab import normalize_key
-from kg.words import HEAD_TYPES
+from kg.words import HEAD_TYPES, TITLE_OPENERS
 
 TITLE_SOURCE = "title"
 TITLE_SCORE = 0.7
 _HEAD = re.compile(r"^\s*(?P<name>[^:?!.;,]{2,40}?)\s*:\s+\S")
-_OPENERS = frozenset(
-    """towards toward on beyond rethinking revisiting understanding learning when why how what is are do does can
-    should a an the from through into about against improving scaling making unleashing unlocking exploring""".split()
-)
 _SENTENCE_END = re.compile(r"[.!?](?=\s+[A-Z0-9])")
 
 
@@ -38,7 +34,7 @@ def title_name(title: str) -> str | None:
         return None
     name = match.group("name")
     words = name.split()
-    if not 1 <= len(words) <= 4 or words[0].lower() in _OPENERS:
+    if not 1 <= len(words) <= 4 or words[0].lower() in TITLE_OPENERS:
         return None
     # A name: a coined first word (KAN-AD, xLSTM, GPT-4, HippoRAG), or one capitalised word
     # (Glow); the words after a coined one are capitalised or numbers ("HippoRAG 2").
@@ -53,10 +49,8 @@ def title_name(title: str) -> str | None:
 
 def _label_from_title(title: str) -> EntityType:
     rest = title.split(":", 1)[1].lower() if ":" in title else ""
-    for word in re.findall(r"[a-z\-]+", rest):
-        label = HEAD_TYPES.get(word.rstrip("s"))
-        if label in ("DATASET",):
-            return label
+    if any(HEAD_TYPES.get(word.rstrip("s")) == "DATASET" for word in re.findall(r"[a-z\-]+", rest)):
+        return "DATASET"  # "DiffNet: A Benchmark of …"
     return "METHOD"
 
 

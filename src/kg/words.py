@@ -97,6 +97,8 @@ PROPOSE_VERBS = frozenset(
     """propose introduce present develop design devise build construct create curate release
     formulate contribute offer unveil call name term dub""".split()
 )
+# Words right before a curated concept that make it the paper's own new one: "a new Gaussian process".
+NOVELTY_WORDS = frozenset({"new", "novel"})
 # Words right before a name that mark it as the paper's own: "called X", "dubbed X".
 NAMING_WORDS = frozenset("called named dubbed termed coined namely".split())
 # Subjects of PROPOSE_VERBS that make the sentence about the paper's own contribution.
@@ -175,3 +177,14 @@ TITLE_CLAUSE_WORDS = frozenset(
 )
 # Words that put a parenthesised acronym outside the proposed thing ("a method for question answering (QA)").
 TITLE_PREPOSITIONS = frozenset("for to of with in on by from using via that which where while when whose".split())
+
+# Words a title opens with that are no name ("Towards …: ", "Rethinking …: ").
+TITLE_OPENERS = frozenset(
+    """towards toward on beyond rethinking revisiting understanding learning when why how what is are do does can
+    should a an the from through into about against improving scaling making unleashing unlocking exploring""".split()
+)
+
+# -- span hygiene (`kg.components.hygiene`) ----------------------------------------------------
+
+# Words an entity span never starts with ("this passive domain adaptation", "our method").
+SPAN_LEADING_WORDS = frozenset("a an the this these those that such our their its".split())

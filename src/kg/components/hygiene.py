@@ -27,9 +27,9 @@ import re
 from spacy.tokens import Doc
 
 from kg.vocab import is_acronym
-from kg.words import NAMING_WORDS
+from kg.words import NAMING_WORDS, SPAN_LEADING_WORDS
 
-LEADING_WORDS = frozenset("a an the this these those that such our their its".split()) | NAMING_WORDS  # "named X": X
+LEADING_WORDS = SPAN_LEADING_WORDS | NAMING_WORDS  # "named X": X
 EDGE_PUNCT = frozenset("( [ { ) ] } , ; : . ! ? - – — ‐ ‑ ' \" “ ” ‘ ’ / | & + = * # ~ ^".split())
 HYPHENS = frozenset("- ‐ ‑ ‒ –".split())
 _CITATION_KEY = re.compile(r"^[a-z]{2,}(?:19|20)\d\d[a-z]+\d*$")

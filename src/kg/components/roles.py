@@ -18,7 +18,7 @@ from spacy.tokens import Doc, Span
 
 from kg.components.entities import SPAN_KEY
 from kg.components.spans import has_dep
-from kg.words import NAMING_WORDS, PROPOSE_VERBS, SELF_SUBJECTS, WRAPPER_HEADS
+from kg.words import NAMING_WORDS, NOVELTY_WORDS, PROPOSE_VERBS, SELF_SUBJECTS, WRAPPER_HEADS
 from kg.vocab import Vocabulary, load_vocabulary, singularize
 
 _NOVEL = {"novel", "new", "first", "simple", "general", "unified", "scalable", "lightweight", "principled", "large-scale"}
@@ -139,14 +139,12 @@ def _said_new(doc: Doc, span: Span) -> bool:
     """The text calls this mention new: "a new/novel X" right before it (a few modifiers
     allowed), or a naming word ("called X")."""
     for token in reversed(doc[max(0, span.start - 4) : span.start]):
-        if token.lower_ in _NOVEL_WORDS or token.lower_ in NAMING_WORDS:
+        if token.lower_ in NOVELTY_WORDS or token.lower_ in NAMING_WORDS:
             return True
         if token.pos_ not in ("ADJ", "NOUN", "PROPN", "PUNCT") or token.text in (",", ";", "."):
             return False
     return False
 
-
-_NOVEL_WORDS = frozenset({"new", "novel"})
 
 
 @Language.factory("kg_roles", default_config={})
