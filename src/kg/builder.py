@@ -35,6 +35,7 @@ class BuildSummary:
     edges: int = 0
     cached: int = 0  # papers whose extraction came from the cache
     extracted: int = 0  # papers run through spaCy in this build
+    embedded: int | None = None  # with embed: papers encoded in this build (the rest came from the cache)
     seconds: float = 0.0
     outputs: tuple[str, ...] = ()
 
@@ -65,10 +66,12 @@ def build(
     no_cache: bool = False,
     dask_address: str | None = None,
     recognizer: str | None = DEFAULT_RECOGNIZER,
+    embed: bool = False,
 ) -> BuildSummary:
     """Run every stage; `workers` spaCy processes, or a Dask scheduler at `dask_address`
     ("local" starts a LocalCluster). Extraction results are cached in `cache_dir`
-    (default ``OUT/cache``) unless `no_cache`."""
+    (default ``OUT/cache``) unless `no_cache`. `embed` adds sentence embeddings and each
+    paper's semantic neighbours (`kg.embed`; needs the embed extra)."""
     started = time.perf_counter()
     out = Path(out_dir)
     from kg.pipeline import check_recognizer
@@ -78,6 +81,10 @@ def build(
     # could not take: surrogates, over-long abstracts).
     check_output_dir(out)
     check_recognizer(recognizer)  # a bad model folder fails before anything is written
+    if embed:
+        from kg.embed import check_available
+
+        check_available()  # a missing extra fails before anything is written
     corpus = read_corpus(inputs, skip_invalid=skip_invalid, stdin=stdin, progress=progress)
     make_output_dir(out)
     outputs = []
@@ -92,21 +99,28 @@ def build(
     from kg.pipeline import load_pipeline, pipeline_info
     from kg.runner import CACHE_DIR
 
+    cache_folder = None if no_cache else (cache_dir if cache_dir is not None else out / CACHE_DIR)
     nlp = load_pipeline(recognizer=recognizer)
     found = find_concepts(
         corpus.papers,
-        cache_dir=None if no_cache else (cache_dir if cache_dir is not None else out / CACHE_DIR),
+        cache_dir=cache_folder,
         workers=workers,
         dask_address=dask_address,
         progress=progress,
         recognizer=recognizer,
     )
     resolution, extraction_stats = found.resolution, found.stats
+    similar, embedded = [], None
+    if embed:
+        from kg.embed import embed_papers, neighbour_links
+
+        embedded = embed_papers(corpus.papers, cache_dir=cache_folder, progress=progress)
+        similar = neighbour_links(embedded)
     entities_path, concepts_path = out / ENTITIES_FILE, out / CONCEPTS_FILE
     write_jsonl(entities_path, [entities_record(p, e) for p, e in zip(corpus.papers, resolution.entities, strict=True)])
     write_jsonl(concepts_path, [concept.to_dict() for concept in resolution.concepts])
     meta = {"pipeline": pipeline_info(nlp), "created": _created()}
-    graph = build_graph(corpus.papers, resolution.entities, resolution.concepts, meta=meta)
+    graph = build_graph(corpus.papers, resolution.entities, resolution.concepts, meta=meta, similar=similar)
     graph_path = save(graph, out)
     outputs.extend([str(entities_path), str(concepts_path), str(graph_path)])
     # RDF: streamed through pyoxigraph (fast at corpus scale), validated by schemas/shapes.ttl.
@@ -118,6 +132,14 @@ def build(
     from kg.html import HTML_FILE, write_html
 
     outputs.append(write_html(graph, out / HTML_FILE).path)
+    # The vectors `kg related` fuses with concept overlap (mapped, not loaded, at query time);
+    # a build without --embed removes an earlier build's, which would no longer match.
+    from kg import embed as embeddings
+
+    if embedded is not None:
+        outputs.extend(str(path) for path in embeddings.save(embedded, out))
+    else:
+        embeddings.remove(out)
     # The related-papers index, so `kg related` answers without loading graph.json.
     from kg.related_work import write_index
 
@@ -134,6 +156,7 @@ def build(
         edges=edges,
         cached=extraction_stats.cached,
         extracted=extraction_stats.extracted,
+        embedded=None if embedded is None else embedded.encoded,
         seconds=round(time.perf_counter() - started, 3),
         outputs=tuple(outputs),
     )

@@ -115,8 +115,14 @@ class ExtractionCache:
     ``None`` accepts any JSON value). `corrupt` counts the rows refused since opening;
     `set_aside` lists the damaged files moved away."""
 
-    def __init__(self, directory: str | os.PathLike[str], *, validate: Callable[[Any], bool] | None = valid_extraction) -> None:
-        self.path = Path(directory) / CACHE_FILE
+    def __init__(
+        self,
+        directory: str | os.PathLike[str],
+        *,
+        validate: Callable[[Any], bool] | None = valid_extraction,
+        file_name: str = CACHE_FILE,
+    ) -> None:
+        self.path = Path(directory) / file_name
         self.corrupt = 0  # rows found damaged since opening
         self.set_aside: list[Path] = []
         self._validate = validate

@@ -36,6 +36,7 @@ class ExitCode(IntEnum):
     INPUT_UNREADABLE = 20
     RECORD_TOO_LARGE = 21
     OUTPUT_PERMISSION = 22
+    EXTRA_MISSING = 24  # an optional extra (embed) is not installed
 
 
 class KgError(Exception):
@@ -178,3 +179,9 @@ class KgWarning(UserWarning):
 
 class CacheSetAside(KgWarning):
     """A cache file that could not be used was moved aside and a new one started."""
+
+
+class ExtraMissing(KgError):
+    """An option that needs an optional extra (``pip install 'kg[embed]'``) that is not installed."""
+
+    exit_code = ExitCode.EXTRA_MISSING

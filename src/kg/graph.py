@@ -13,6 +13,9 @@ Edges:
   "used"), mentions (count), weight (sum of mention confidences), spans ([[start, end], …]
   character offsets into the paper's abstract, for provenance)
 * concept → broader concept, kind="broader"
+* paper → paper, kind="similar": similarity (cosine of the two papers' sentence embeddings,
+  4 places), rank (1 = the source's nearest); only with `kg build --embed`, the source's
+  `kg.embed.NEIGHBOURS` nearest papers
 
 `load` needs only the standard library and networkx: commands that read a built graph
 never import spaCy (and `content_id` not even networkx). GraphML, the other file format of
@@ -59,8 +62,10 @@ def build_graph(
     concepts: Iterable[Concept],
     *,
     meta: dict[str, Any] | None = None,
+    similar: Iterable[tuple[str, str, float]] = (),
 ) -> nx.DiGraph:
-    """Assemble the graph. Insertion order is sorted so the saved file is deterministic."""
+    """Assemble the graph. Insertion order is sorted so the saved file is deterministic.
+    `similar`: (paper id, neighbour id, cosine), each paper's neighbours best first."""
     import networkx as nx
 
     graph = nx.DiGraph(**(meta or {}))
@@ -101,6 +106,12 @@ def build_graph(
             edge["spans"].append([mention.start, mention.end])
             if mention.role == "proposed":
                 edge["role"] = "proposed"
+    ranks: dict[str, int] = {}
+    for source_id, target_id, similarity in similar:
+        source, target = paper_key(source_id), paper_key(target_id)
+        if source in graph and target in graph and source != target:
+            ranks[source] = ranks.get(source, 0) + 1
+            graph.add_edge(source, target, kind="similar", similarity=float(similarity), rank=ranks[source])
     return graph
 
 

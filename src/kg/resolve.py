@@ -5,22 +5,21 @@ with their long form, learnt from any paper's definitions ("large language model
 and from the curated vocabulary, so "LLM", "LLMs" and "large language models" become one
 concept. A concept's type is the majority type of its mentions; ids look like
 ``method/large-language-model``. Broader concepts come from the vocabulary, from a model
-size or version suffix ("xLSTM 7B" → xLSTM) and from a curated term ending the name
-("Personalized PageRank" → PageRank); they are emitted as concepts even if never mentioned.
+size or version suffix, a curated term ending the name, a shorter concept ending it and a
+shared head noun (`kg.hierarchy`); they are emitted as concepts even if never mentioned.
 """
 
 from __future__ import annotations
 
-import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
 from kg.acronyms import AcronymTable
+from kg.hierarchy import infer_broader
 from kg.markup import EMPHASIS
 from kg.model import ENTITY_TYPES, Concept, EntityType, LocalMention, Mention, PaperEntities, PaperExtraction, Resolution
 from kg.vocab import VocabEntry, Vocabulary, concept_id, is_acronym, load_vocabulary, normalize_key
 
-_SIZE_SUFFIX = re.compile(r"^(.+?) (?:\d+(?:\.\d+)?[bmkt]?|v\d+(?:\.\d+)*)$")
 MAX_ALT_LABELS = 25
 
 
@@ -141,7 +140,7 @@ def resolve(extractions: Iterable[PaperExtraction], *, vocabulary: Vocabulary | 
             alt_labels=tuple(sorted(alts, key=lambda s: (s.lower(), s))[:MAX_ALT_LABELS]),
             broader=entry.broader if entry else (),
         )
-    _infer_broader(concepts, vocabulary)
+    infer_broader(concepts, vocabulary)
 
     entities = []
     for p, extraction in enumerate(extractions):
@@ -164,40 +163,3 @@ def resolve(extractions: Iterable[PaperExtraction], *, vocabulary: Vocabulary | 
             )
         entities.append(PaperEntities(extraction.paper_id, tuple(sorted(mentions, key=lambda x: (x.start, x.end)))))
     return Resolution(tuple(entities), tuple(concepts[cid] for cid in sorted(concepts)))
-
-
-def _infer_broader(concepts: dict[str, Concept], vocabulary: Vocabulary) -> None:
-    """Add broader links (size suffix, curated head term) and the broader concepts themselves."""
-    for cid in sorted(concepts):
-        concept = concepts[cid]
-        if concept.broader or vocabulary.get(cid) is not None:
-            continue
-        type_, slug = cid.split("/", 1)
-        key = slug.replace("-", " ")
-        broader: str | None = None
-        size = _SIZE_SUFFIX.match(key)
-        base = vocabulary.by_key.get((concept.type, size.group(1))) if size else None
-        if base is not None:
-            broader = base.id
-        elif size and concept_id(concept.type, size.group(1)) in concepts:
-            broader = concept_id(concept.type, size.group(1))
-        else:
-            words = key.split(" ")
-            for cut in range(1, len(words)):
-                entry = vocabulary.by_key.get((concept.type, " ".join(words[cut:])))
-                if entry is not None:
-                    broader = entry.id
-                    break
-        if broader and broader != cid:
-            concepts[cid] = Concept(concept.id, concept.type, concept.pref_label, concept.alt_labels, (broader,))
-    # Every broader id (transitively, through the vocabulary) is a concept record.
-    pending = [b for c in list(concepts.values()) for b in c.broader]
-    while pending:
-        bid = pending.pop()
-        if bid in concepts:
-            continue
-        entry = vocabulary.get(bid)
-        if entry is None:
-            continue
-        concepts[bid] = Concept(bid, entry.type, entry.label, tuple(sorted(entry.aliases)), entry.broader)
-        pending.extend(entry.broader)

@@ -25,6 +25,7 @@ SKIPPED_SHOWN = 20  # the summary lists this many skipped records, then counts t
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the extraction cache.")
 @click.option("--dask", "dask_address", metavar="ADDRESS", default=None, help="Run extraction on a Dask cluster: a scheduler address (tcp://host:8786) or 'local'.")
 @model_option
+@click.option("--embed", is_flag=True, help="Also embed every title + abstract (all-MiniLM-L6-v2, CPU) for semantic neighbours in `kg related`, the RDF and the page; needs the embed extra: pip install 'kg[embed]'.")
 def build(
     inputs: tuple[str, ...],
     out_dir: str,
@@ -35,6 +36,7 @@ def build(
     no_cache: bool,
     dask_address: str | None,
     recognizer: str | None,
+    embed: bool,
 ) -> None:
     """Build the knowledge graph from INPUTS into OUT.
 
@@ -56,6 +58,7 @@ def build(
             no_cache=no_cache,
             dask_address=dask_address,
             recognizer=recognizer,
+            embed=embed,
         )
     if not quiet:
         click.echo(render_summary(summary))
@@ -79,6 +82,8 @@ def render_summary(summary: BuildSummary) -> str:
         lines.append(f"  concepts    {total:>8,}  ({per_type})")
         lines.append(f"  edges       {summary.edges:>8,}")
         lines.append(f"  extraction  {summary.extracted:>8,}  papers run through spaCy, {summary.cached:,} from the cache")
+    if summary.embedded is not None:
+        lines.append(f"  embeddings  {summary.embedded:>8,}  papers encoded, {summary.papers - summary.embedded:,} from the cache")
     for path in summary.outputs:
         lines.append(f"  wrote {path}")
     return "\n".join(lines)

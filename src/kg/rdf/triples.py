@@ -78,6 +78,12 @@ KG_LINKED_CONCEPT = _n("kg", "linkedConcept")
 KG_ROLE = _n("kg", "role")
 KG_MENTIONS = _n("kg", "mentionCount")
 KG_WEIGHT = _n("kg", "weight")
+KG_SIMILARITY = _n("kg", "Similarity")
+KG_HAS_SIMILAR = _n("kg", "hasSimilarPaper")
+KG_SIMILAR_PAPER = _n("kg", "similarPaper")
+KG_COSINE = _n("kg", "cosine")
+KG_RANK = _n("kg", "rank")
+KG_SIMILAR_TO = _n("kg", "similarTo")
 KG_PIPELINE_NAME = _n("kg", "pipelineName")
 KG_PIPELINE_VERSION = _n("kg", "pipelineVersion")
 KG_CLASS = {t: _n("kg", cls) for t, (cls, _) in TYPE_TERMS.items()}
@@ -123,6 +129,9 @@ class Iris:
 
     def annotation(self, paper_id: str, concept_id: str, start: int, end: int) -> str:
         return f"{self.base}annotation/{iri_segment(paper_id)}/{iri_segment(concept_id)}/{int(start)}-{int(end)}"
+
+    def similarity(self, paper_id: str, other_id: str) -> ox.NamedNode:
+        return ox.NamedNode(f"{self.base}similarity/{iri_segment(paper_id)}/{iri_segment(other_id)}")
 
     def run(self, name: str, version: str) -> ox.NamedNode:
         return ox.NamedNode(f"{self.base}run/{iri_segment(name)}/{iri_segment(version)}")
@@ -220,6 +229,16 @@ def triples(graph: nx.DiGraph, *, base: str = DEFAULT_BASE) -> Iterator[ox.Tripl
             if edge.get("role") == "proposed":
                 yield T(paper, KG_PROPOSES, concept)
             yield T(paper, KG_HAS_LINK, iris.link(pid, concept_ids[target]))
+        # Semantic neighbours (kg build --embed): a plain kg:similarTo for simple queries, and a
+        # score node (as SemOpenAlex does for weighted links) with the cosine and the rank.
+        similar = sorted(
+            (int(d.get("rank", 0)), str(nodes[v]["id"]), d)
+            for _, v, d in graph.out_edges(key, data=True)
+            if d.get("kind") == "similar"
+        )
+        for _, other_id, _edge in similar:
+            yield T(paper, KG_SIMILAR_TO, iris.paper(other_id))
+            yield T(paper, KG_HAS_SIMILAR, iris.similarity(pid, other_id))
         for target, edge in edges:
             concept = concept_iris[target]
             cid = concept_ids[target]
@@ -231,6 +250,12 @@ def triples(graph: nx.DiGraph, *, base: str = DEFAULT_BASE) -> Iterator[ox.Tripl
             yield T(link, KG_WEIGHT, _decimal(edge.get("weight", 0.0)))
             for start, end in sorted({(int(s), int(e)) for s, e in edge.get("spans") or ()}):
                 yield from _annotation(iris.annotation(pid, cid, start, end), paper, concept, start, end, run)
+        for rank, other_id, edge in similar:
+            node = iris.similarity(pid, other_id)
+            yield T(node, RDF_TYPE, KG_SIMILARITY)
+            yield T(node, KG_SIMILAR_PAPER, iris.paper(other_id))
+            yield T(node, KG_COSINE, _decimal(edge.get("similarity", 0.0)))
+            yield T(node, KG_RANK, ox.Literal(int(rank)))
 
     for author in sorted(authors):
         node = iris.author(author)

@@ -1,0 +1,108 @@
+"""Broader concepts (skos:broader), inferred over the corpus's concepts (no spaCy, cheap).
+
+A concept without a curated broader concept gets one, tried in this order:
+
+1. a model size or version suffix: "xLSTM 7B", "GPT-4 v2" → xLSTM, GPT-4;
+2. a curated term ending its name: "Personalized PageRank" → PageRank;
+3. the longest shorter concept of the corpus ending its name: "graph neural network" →
+   neural network, "multi-agent optimal stopping" → optimal stopping;
+4. its head noun, when at least `MIN_NARROWER` concepts share it and a reader would name it:
+   "semantic segmentation", "instance segmentation" → segmentation; never a generic word
+   ("model", "learning", "analysis": `kg.words`), which would tie unrelated work together.
+
+One broader link per concept; chains ("multi-agent optimal stopping" → "optimal stopping" →
+"stopping"?) arise when the shorter concept has its own. Broader concepts that no paper
+mentions are emitted as concepts too, typed by the majority of their narrower concepts.
+`kg related` counts a shared broader concept at a lower weight (`kg.related_work`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+
+from kg.model import ENTITY_TYPES, Concept, EntityType
+from kg.vocab import Vocabulary, concept_id
+from kg.words import GENERIC_WORDS, NON_ENTITY_HEADS, STOP_WORDS, VAGUE_HEADS
+
+_SIZE_SUFFIX = re.compile(r"^(.+?) (?:\d+(?:\.\d+)?[bmkt]?|v\d+(?:\.\d+)*)$")
+MIN_NARROWER = 2  # a head noun becomes a broader concept only when this many concepts end in it
+_NOT_HEADS = GENERIC_WORDS | NON_ENTITY_HEADS | STOP_WORDS | VAGUE_HEADS
+
+
+def _key(cid: str) -> str:
+    return cid.split("/", 1)[1].replace("-", " ")
+
+
+def _namable_head(word: str) -> bool:
+    """A head a reader would name on its own: a word of letters, not generic, not a stop word."""
+    return len(word) >= 4 and word.isalpha() and word not in _NOT_HEADS
+
+
+def infer_broader(concepts: dict[str, Concept], vocabulary: Vocabulary) -> None:
+    """Add broader links and the broader concepts themselves to `concepts` (in place)."""
+    by_key: dict[str, list[str]] = defaultdict(list)  # key → concept ids of any type
+    for cid in sorted(concepts):
+        by_key[_key(cid)].append(cid)
+    heads: dict[str, Counter[EntityType]] = defaultdict(Counter)  # head noun → types of concepts ending in it
+    for cid, concept in concepts.items():
+        words = _key(cid).split(" ")
+        if len(words) > 1 and _namable_head(words[-1]):
+            heads[words[-1]][concept.type] += 1
+
+    for cid in sorted(concepts):
+        concept = concepts[cid]
+        if concept.broader or vocabulary.get(cid) is not None:
+            continue
+        broader = _broader_of(cid, concept, concepts, vocabulary, by_key, heads)
+        if broader and broader != cid:
+            concepts[cid] = Concept(concept.id, concept.type, concept.pref_label, concept.alt_labels, (broader,))
+
+    # Every broader id is a concept record: curated ones (transitively) from the vocabulary,
+    # head nouns typed by their narrower concepts' majority.
+    pending = [b for c in list(concepts.values()) for b in c.broader]
+    while pending:
+        bid = pending.pop()
+        if bid in concepts:
+            continue
+        entry = vocabulary.get(bid)
+        if entry is not None:
+            concepts[bid] = Concept(bid, entry.type, entry.label, tuple(sorted(entry.aliases)), entry.broader)
+            pending.extend(entry.broader)
+        else:
+            type_ = bid.split("/", 1)[0].upper()
+            concepts[bid] = Concept(bid, type_, _key(bid), ())  # type: ignore[arg-type]
+
+
+def _broader_of(
+    cid: str,
+    concept: Concept,
+    concepts: dict[str, Concept],
+    vocabulary: Vocabulary,
+    by_key: dict[str, list[str]],
+    heads: dict[str, Counter[EntityType]],
+) -> str | None:
+    key = _key(cid)
+    size = _SIZE_SUFFIX.match(key)
+    if size:
+        base = vocabulary.by_key.get((concept.type, size.group(1)))
+        if base is not None:
+            return base.id
+        if concept_id(concept.type, size.group(1)) in concepts:
+            return concept_id(concept.type, size.group(1))
+    words = key.split(" ")
+    for cut in range(1, len(words)):
+        entry = vocabulary.by_key.get((concept.type, " ".join(words[cut:])))
+        if entry is not None:
+            return entry.id
+    for cut in range(1, len(words)):  # longest shorter concept first; the same type preferred
+        found = by_key.get(" ".join(words[cut:]))
+        if found and not (cut == len(words) - 1 and not _namable_head(words[-1])):
+            same = [other for other in found if concepts[other].type == concept.type]
+            return (same or found)[0]
+    head = words[-1]
+    if len(words) > 1 and head in heads and sum(heads[head].values()) >= MIN_NARROWER:
+        votes = heads[head]
+        type_ = max(ENTITY_TYPES, key=lambda t: (votes.get(t, 0), -ENTITY_TYPES.index(t)))
+        return concept_id(type_, head)
+    return None

