@@ -1,7 +1,9 @@
 """Process wall time of `kg related` on a built graph (goal: ≤ 0.5 s on ≥ 30,000 papers).
 
 Runs the real command in fresh processes — queries by id, by exact title and by a title
-fragment — and, in the same run, a bare `python -c pass` as the floor any CLI pays.
+fragment — and, in the same run, a bare `python -c pass` as the floor any CLI pays. When the
+graph was built with `--embed`, every query runs twice: with the embeddings (the default) and
+with `--no-embeddings`.
 
     .venv/bin/python bench/related.py --graph /work/bench-data/graph-30k
 """
@@ -32,7 +34,7 @@ def wall(command: list[str]) -> float:
 def summary(name: str, times: list[float]) -> str:
     ordered = sorted(times)
     p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-    return f"{name:<28} n={len(times):<4} median {statistics.median(times):.3f} s   p95 {p95:.3f} s   max {ordered[-1]:.3f} s"
+    return f"{name:<52} n={len(times):<4} median {statistics.median(times):.3f} s   p95 {p95:.3f} s   max {ordered[-1]:.3f} s"
 
 
 def pick_queries(graph: str, count: int, seed: int) -> dict[str, list[str]]:
@@ -77,13 +79,21 @@ def main() -> int:
     queries = pick_queries(args.graph, args.queries, args.seed)
 
     baseline = [wall([sys.executable, "-c", "pass"]) for _ in range(args.queries * args.repeat)]
+    from kg import embed
+
+    modes = {"": []}
+    if embed.load(args.graph, index.paper_ids) is not None:
+        modes = {" (embeddings)": [], " (--no-embeddings)": ["--no-embeddings"]}
     results: dict[str, list[float]] = {}
-    for kind, texts in queries.items():
-        results[kind] = [wall([kg_exe, "related", text, "--graph", args.graph]) for text in texts for _ in range(args.repeat)]
+    for mode, extra in modes.items():
+        for kind, texts in queries.items():
+            command = [kg_exe, "related", "--graph", args.graph, *extra]
+            results[f"by {kind}{mode}"] = [wall([*command, text]) for text in texts for _ in range(args.repeat)]
     print(summary("python -c pass (floor)", baseline))
     for kind, times in results.items():
-        print(summary(f"kg related by {kind}", times))
-    print(summary("kg related, all", [t for times in results.values() for t in times]))
+        print(summary(f"kg related {kind}", times))
+    for mode in modes:
+        print(summary(f"kg related, all{mode}", [t for kind, times in results.items() if kind.endswith(mode) for t in times]))
     return 0
 
 

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import kg
-from kg import related_work as rel
+from kg import related_index, related_work as rel
 from kg.lookup import PaperLookup
 from kg.cli import main
 from kg.errors import AmbiguousPaper, ExitCode, PaperNotFound
@@ -58,29 +58,38 @@ LINKS = {
 }
 
 
-def graph_of(links: dict[str, list[tuple[str, str, int]]] = LINKS, titles: dict[str, str] = TITLES) -> nx.DiGraph:
+def graph_of(links: dict[str, list[tuple[str, str, int]]] = LINKS, titles: dict[str, str] = TITLES, concepts=CONCEPTS) -> nx.DiGraph:
     papers = [Paper(id=pid, title=title, abstract=f"Abstract of {pid}.") for pid, title in titles.items()]
     entities = []
     for pid, rows in links.items():
         mentions = [
-            Mention(start=i, end=i + 1, text="x", label=TYPE[concept], concept=concept, role=role, source="vocab", score=0.9, sent_start=0, sent_end=9)
+            Mention(start=i, end=i + 1, text="x", label=concept.split("/")[0].upper(), concept=concept, role=role, source="vocab", score=0.9, sent_start=0, sent_end=9)
             for concept, role, count in rows
             for i in range(count)
         ]
         entities.append(PaperEntities(pid, tuple(mentions)))
-    return build_graph(papers, entities, CONCEPTS)
+    return build_graph(papers, entities, concepts)
+
+
+def tf(m: int) -> float:
+    k = rel.SCORING["k"]
+    return m * (k + 1) / (m + k)
 
 
 def expected_scores(query: str, links=LINKS, proposed: float = 1.5) -> dict[str, float]:
-    """Dot products of role × (1 + ln mentions) × ln(1 + N/df) vectors, written out independently."""
+    """Dot products of role × tf(mentions) × ln(1 + N/df) vectors, each candidate's divided by
+    1 - b + b · (its concepts / mean concepts): written out independently (no broader links here)."""
+    assert rel.SCORING["idf_power"] == 1.0
     df: dict[str, int] = {}
     for rows in links.values():
         for concept, _, _ in rows:
             df[concept] = df.get(concept, 0) + 1
     n = len(links)
+    b = rel.SCORING["b"]
+    mean = sum(len(rows) for rows in links.values()) / n
 
     def vector(pid: str) -> dict[str, float]:
-        return {c: (proposed if role == "proposed" else 1.0) * (1 + math.log(m)) * math.log(1 + n / df[c]) for c, role, m in links[pid]}
+        return {c: (proposed if role == "proposed" else 1.0) * tf(m) * math.log(1 + n / df[c]) for c, role, m in links[pid]}
 
     q = vector(query)
     scores = {}
@@ -90,7 +99,7 @@ def expected_scores(query: str, links=LINKS, proposed: float = 1.5) -> dict[str,
         v = vector(pid)
         dot = sum(q[c] * v[c] for c in q if c in v)
         if dot:
-            scores[pid] = dot
+            scores[pid] = dot / (1 - b + b * len(links[pid]) / mean)
     return scores
 
 
@@ -150,16 +159,57 @@ def test_proposed_counts_more_than_used():
     ]
 
 
-def test_mentions_count_logarithmically():
+def test_mentions_count_saturating():
     links = {
         "q": [("method/kan", "used", 1)],
         "once": [("method/kan", "used", 1)],
         "thrice": [("method/kan", "used", 3)],
+        "often": [("method/kan", "used", 9)],
     }
     g = graph_of(links, {k: f"Paper {k}" for k in links})
     ranked = kg.related(g, "q")
-    assert [r.id for r in ranked] == ["thrice", "once"]
-    assert ranked[0].score == pytest.approx((1 + math.log(3)) * ranked[1].score)
+    assert [r.id for r in ranked] == ["often", "thrice", "once"]
+    assert ranked[1].score == pytest.approx(tf(3) * ranked[2].score)
+    assert ranked[0].score == pytest.approx(tf(9) * ranked[2].score)
+    assert ranked[0].score < (rel.SCORING["k"] + 1) * ranked[2].score  # never more than k + 1 times one mention
+
+
+def test_longer_papers_share_less_per_concept():
+    links = {
+        "q": [("method/kan", "used", 1)],
+        "short": [("method/kan", "used", 1)],
+        "long": [("method/kan", "used", 1), ("method/llm", "used", 1), ("task/rag", "used", 1), ("dataset/humaneval", "used", 1)],
+    }
+    g = graph_of(links, {k: f"Paper {k}" for k in links})
+    ranked = kg.related(g, "q")
+    assert [r.id for r in ranked] == ["short", "long"]
+    b, mean = rel.SCORING["b"], 6 / 3
+    assert ranked[0].score / ranked[1].score == pytest.approx((1 - b + b * 4 / mean) / (1 - b + b * 1 / mean))
+
+
+def test_a_shared_broader_concept_counts_at_its_weight():
+    concepts = [
+        Concept("task/segmentation", "TASK", "segmentation"),
+        Concept("task/semantic-segmentation", "TASK", "semantic segmentation", broader=("task/segmentation",)),
+        Concept("task/instance-segmentation", "TASK", "instance segmentation", broader=("task/segmentation",)),
+        Concept("method/kan", "METHOD", "Kolmogorov-Arnold network"),
+    ]
+    links = {
+        "semantic": [("task/semantic-segmentation", "used", 1)],
+        "plain": [("task/segmentation", "used", 1)],
+        "instance": [("task/instance-segmentation", "used", 1)],
+        "other": [("method/kan", "used", 1)],
+    }
+    g = graph_of(links, {k: f"Paper {k}" for k in links}, concepts)
+    ranked = kg.related(g, "semantic")
+    # "plain" names segmentation, which "semantic" has through its narrower concept; "instance"
+    # has segmentation only through another narrower one: two siblings do not count as shared.
+    assert [r.id for r in ranked] == ["plain"]
+    reason = ranked[0].reasons[0]
+    assert (reason.concept, reason.broader) == ("task/segmentation", True)
+    idf = math.log(1 + 4 / 3)  # df of segmentation: the three papers having it, directly or not
+    assert reason.contribution == pytest.approx(rel.SCORING["broader"] * idf * idf)
+    assert [r.id for r in kg.related(g, "plain")] == ["instance", "semantic"]  # equal scores: by id
 
 
 def test_rare_concepts_count_more():
@@ -236,24 +286,27 @@ def test_cli_text(out, capsys):
     lines = capsys.readouterr().out.splitlines()
     s2, s3 = (f"{expected_scores('p1')[p]:.3f}" for p in ("p2", "p3"))
     assert lines[0] == f"Related to p1: {TITLES['p1']}"
-    assert lines[1] == f"  1. {s2}  p2  {TITLES['p2']}"
-    assert lines[2].startswith("         +") and lines[2].endswith("  HippoRAG [METHOD] (proposed/used)")
-    assert lines[3].endswith("  retrieval-augmented generation [TASK] (used/used)")
-    assert lines[4] == "         … 1 more shared concepts"
-    assert lines[5] == f"  2. {s3}  p3  {TITLES['p3']}"
-    assert len(lines) == 8
+    assert lines[1] == "  by shared concepts"  # no embeddings in this folder
+    assert lines[2] == f"  1. {s2}  p2  {TITLES['p2']}"
+    assert lines[3].startswith("         +") and lines[3].endswith("  HippoRAG [METHOD] (proposed/used)")
+    assert lines[4].endswith("  retrieval-augmented generation [TASK] (used/used)")
+    assert lines[5] == "         … 1 more shared concepts"
+    assert lines[6] == f"  2. {s3}  p3  {TITLES['p3']}"
+    assert len(lines) == 9
 
 
 def test_cli_json_schema(out, capsys):
     assert main(["related", "p1", "--graph", str(out), "--json", "--top", "1"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert set(data) == {"query", "results"}
+    assert set(data) == {"query", "signals", "results"}
     assert data["query"] == {"id": "p1", "title": TITLES["p1"]}
+    assert data["signals"] == ["concepts"]
     assert len(data["results"]) == 1
     result = data["results"][0]
-    assert set(result) == {"id", "title", "score", "reasons"}
+    assert set(result) == {"id", "title", "score", "reasons", "signals"}
     assert result["id"] == "p2" and result["score"] == pytest.approx(expected_scores("p1")["p2"], rel=1e-12)
-    assert [set(reason) for reason in result["reasons"]] == [{"concept", "label", "type", "contribution", "query_role", "candidate_role"}] * 3
+    assert result["signals"] == {"concepts": result["score"], "embedding": None}
+    assert [set(reason) for reason in result["reasons"]] == [{"concept", "label", "type", "contribution", "query_role", "candidate_role", "broader"}] * 3
     assert result["reasons"][0] == {
         "concept": "method/hipporag",
         "label": "HippoRAG",
@@ -261,6 +314,7 @@ def test_cli_json_schema(out, capsys):
         "contribution": result["reasons"][0]["contribution"],
         "query_role": "proposed",
         "candidate_role": "used",
+        "broader": False,
     }
 
 
@@ -299,8 +353,10 @@ def test_cli_no_graph(tmp_path, capsys):
 def test_cli_help_documents_options(capsys):
     assert main(["related", "--help"]) == 0
     text = capsys.readouterr().out
-    for option in ("--top", "--types", "--graph", "--json", "--reasons"):
+    for option in ("--top", "--types", "--graph", "--json", "--reasons", "--no-embeddings"):
         assert option in text
+    for notation in ("(used/proposed)", '"broader"', "similarity 0.612", "signals"):
+        assert notation in text
 
 
 # -- index -----------------------------------------------------------------------------------
@@ -333,10 +389,10 @@ def test_stale_or_broken_index_falls_back_to_the_graph(out, graph):
 
 def test_index_file_is_versioned(out):
     data = (out / rel.INDEX_FILE).read_bytes()
-    assert data[:8] == rel.MAGIC
+    assert data[:8] == related_index.MAGIC
     size = int.from_bytes(data[8:16], "little")
     header = json.loads(data[16 : 16 + size])
-    assert (header["format"], header["version"]) == (rel.INDEX_FORMAT, rel.INDEX_VERSION)
+    assert (header["format"], header["version"]) == (related_index.INDEX_FORMAT, related_index.INDEX_VERSION)
     assert header["graph"] == {"content_id": content_id(out)}
     assert len(header["graph"]["content_id"]) == 64
     assert rel.GRAPH_FILE == GRAPH_FILE

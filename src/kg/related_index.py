@@ -156,7 +156,7 @@ class RelatedIndex:
         for p, own in enumerate(direct):
             lifted: dict[int, int] = {}  # broader concept → the strongest code reaching it
             frontier = list(own.items())
-            for _ in range(BROADER_DEPTH):
+            for _ in range(BROADER_DEPTH if scoring["broader"] else 0):
                 nxt = []
                 for concept, code in frontier:
                     for parent in up.get(concept, ()):

@@ -188,15 +188,3 @@ TITLE_OPENERS = frozenset(
 
 # Words an entity span never starts with ("this passive domain adaptation", "our method").
 SPAN_LEADING_WORDS = frozenset("a an the this these those that such our their its".split())
-
-# Nouns too vague to stand alone as a broader concept ("target domain" → "domain" would tie
-# every paper with a domain together); the generic words above are excluded as well.
-VAGUE_HEADS = frozenset(
-    """domain environment distribution space application description scenario scenarios version
-    server behavior behaviour setting instance example component element factor aspect level unit type
-    kind form part piece issue challenge case context regime condition situation property quantity
-    amount number size length range region area field term signal source target input output step
-    stage phase round iteration point set group class category pattern trend effect impact change
-    operation action state status object entity item sample instance design view perspective goal
-    purpose need use usage capability ability capacity cost budget requirement constraint""".split()
-)
