@@ -160,7 +160,7 @@ def test_a_generation_folder_named_directly_keeps_its_caches_in_the_output_folde
     out = tmp_path / "out"
     build([corpora[0]], out, recognizer=None)
     generation = out / KG_DIR / current_generation(out)
-    assert resolve(generation) == resolve(out) == resolve(out / "graph.json")
+    assert resolve(generation) == resolve(out) == resolve(out / "graph.json") == resolve(out / KG_DIR / "current")
     assert resolve(out).root == out and resolve(out).graph == generation / "graph.json"
     plain = tmp_path / "plain"
     plain.mkdir()

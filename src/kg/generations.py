@@ -75,6 +75,8 @@ def resolve(path: str | os.PathLike[str] | GraphFolder) -> GraphFolder:
         root, graph = given.parent, given
     if root.parent.name == KG_DIR and root.name.startswith(_GEN):  # a generation named directly
         return GraphFolder(root.parent.parent, root, graph)
+    if root.parent.name == KG_DIR and root.name == CURRENT:  # the pointer named: read it once
+        root, graph = root.parent.parent, root.parent.parent / graph.name
     try:
         linked = os.readlink(graph) == f"{KG_DIR}/{CURRENT}/{graph.name}"
         generation = os.readlink(root / KG_DIR / CURRENT) if linked else ""
