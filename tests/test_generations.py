@@ -44,7 +44,7 @@ def visible(out: Path) -> dict[str, str | None]:
     for name in OUTPUT_FILES:
         try:
             seen[name] = hashlib.sha256((out / name).read_bytes()).hexdigest()
-        except FileNotFoundError:
+        except (FileNotFoundError, IsADirectoryError):
             seen[name] = None
     return seen
 
@@ -238,3 +238,15 @@ def test_kg_html_over_the_link_writes_a_page_and_the_next_build_links_it_again(t
     assert (out / KG_DIR / current_generation(out) / "graph.html").read_bytes() == generation_page
     build([b], out, recognizer=None)
     assert os.readlink(out / "graph.html") == ".kg/current/graph.html"
+
+
+def test_a_folder_where_an_output_link_goes_is_one_error_and_changes_nothing(tmp_path, corpora, capsys):
+    out = tmp_path / "out"
+    build([corpora[0]], out, recognizer=None)
+    before = visible(out)
+    (out / "graph.ttl").unlink()
+    (out / "graph.ttl").mkdir()  # someone's folder where the Turtle link was
+    assert main(["build", corpora[1], "-o", str(out), "--quiet", "--model", "none"]) == ExitCode.OUTPUT_ERROR
+    assert capsys.readouterr().err == f"Error: cannot write {out}/graph.ttl: it is a folder\n"
+    assert {k: v for k, v in visible(out).items() if k != "graph.ttl"} == {k: v for k, v in before.items() if k != "graph.ttl"}
+    assert kg_entries(out) == sorted(["current", current_generation(out), "lock"])  # no folder left behind

@@ -237,6 +237,10 @@ class Generation:
     def publish(self) -> str:
         """Rename the folder ``gen-<id>``, link every output name, switch ``current`` to it,
         remove older generations. Returns the generation's name."""
+        names = sorted(os.listdir(self.folder))
+        for n in names:
+            if (self.out / n).is_dir():
+                raise OutputError(f"cannot write {self.out / n}: it is a folder")
         with output_errors(self.out):
             _fsync_dir(self.folder)
             stem = f"{_GEN}{(content_id(self.folder) or secrets.token_hex(8))[:16]}"
@@ -247,7 +251,7 @@ class Generation:
             os.rename(self.folder, self.state / name)
             self.folder, self.name = self.state / name, name
             _fsync_dir(self.state)
-            self._link_names(sorted(os.listdir(self.folder)))
+            self._link_names(names)
             previous = current_generation(self.out)
             _symlink_over(name, self.state / CURRENT, self.state)
             _fsync_dir(self.state)
@@ -260,9 +264,6 @@ class Generation:
         """Make every output name the link through ``current`` before the switch, showing
         readers the same build they saw until now."""
         plain = [n for n in names if (self.out / n).exists() and not self._is_link(n)]
-        for n in plain:
-            if (self.out / n).is_dir():
-                raise OutputError(f"cannot write {self.out / n}: it is a folder")
         if plain and current_generation(self.out) is None:
             self._adopt(plain)  # an older kg's plain files become the first generation
         for n in names:
