@@ -3,8 +3,8 @@
 After every kill, out/ must show exactly one build: every output file equal to those of one of
 two known-complete builds (corpus A: seeds/, corpus B: one seed file). The next complete build
 must remove what the killed ones left. Kill times are seeded (``KG_KILL_SEED``, default 13);
-half fall anywhere in a build, half in its writing phase (from the moment its ``build-…`` folder
-appears). 3 kills by default; ``pytest -m slow`` runs `test_many_random_kills` with 20.
+a third fall anywhere in a build, a third once its ``build-…`` folder appears, a third once its
+graph.json is written (the last files, the rename, the links and the switch). 3 kills by default; ``pytest -m slow`` runs `test_many_random_kills` with 20.
 """
 
 from __future__ import annotations
@@ -43,9 +43,13 @@ def start(corpus: Path, out: Path) -> subprocess.Popen:
     return subprocess.Popen([*KG, "build", str(corpus), "-o", str(out), "--quiet", "--model", "none"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def building(out: Path) -> bool:
+def building(out: Path, file: str | None = None) -> bool:
+    """A build folder exists in out/.kg (holding `file`, when given)."""
     state = out / ".kg"
-    return state.is_dir() and any(p.name.startswith("build-") for p in state.iterdir())
+    try:
+        return any(p.name.startswith("build-") and (file is None or (p / file).exists()) for p in state.iterdir())
+    except FileNotFoundError:
+        return False
 
 
 @pytest.fixture(scope="module")
@@ -69,18 +73,27 @@ def references(seeds: Path, tmp_path_factory) -> dict:
     return {"corpora": corpora, "hashes": hashes}
 
 
-def timed_build(corpus: Path, out: Path) -> tuple[float, float]:
-    """A complete build as a subprocess: (seconds in all, seconds from its build folder on)."""
+def timed_build(corpus: Path, out: Path) -> tuple[float, float, float]:
+    """A complete build as a subprocess: seconds in all, from its build folder on, and from
+    its graph.json on (the last writes and the switch)."""
     began = time.monotonic()
     process = start(corpus, out)
-    writing = None
+    writing = late = None
     while process.poll() is None:
         if writing is None and building(out):
             writing = time.monotonic()
-        time.sleep(0.005)
+        if late is None and building(out, "graph.json"):
+            late = time.monotonic()
+        time.sleep(0.002)
     assert process.returncode == 0, process.stderr.read()
     ended = time.monotonic()
-    return ended - began, ended - (writing or began)
+    return ended - began, ended - (writing or began), ended - (late or writing or began)
+
+
+def wait_for(process: subprocess.Popen, ready) -> None:
+    deadline = time.monotonic() + 60
+    while not ready() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.002)
 
 
 def kill_builds(references: dict, out: Path, kills: int, seed: int) -> dict[str, int]:
@@ -90,18 +103,20 @@ def kill_builds(references: dict, out: Path, kills: int, seed: int) -> dict[str,
     # that read, extract (from the cache), write and switch in a few seconds.
     timed_build(corpora["A"], out)
     timed_build(corpora["B"], out)
-    total, writing = timed_build(corpora["A"], out)
+    total, writing, late = timed_build(corpora["A"], out)
     shows, outcome = "A", {"old": 0, "new": 0, "finished": 0, "left_behind": 0}
     for _ in range(kills):
         target = "B" if shows == "A" else "A"
         process = start(corpora[target], out)
-        if rng.random() < 0.5:
+        phase = rng.randrange(3)
+        if phase == 0:  # anywhere
             time.sleep(rng.uniform(0, total))
-        else:
-            deadline = time.monotonic() + 60
-            while not building(out) and process.poll() is None and time.monotonic() < deadline:
-                time.sleep(0.002)
+        elif phase == 1:  # once it writes its folder: loading, extraction, every file
+            wait_for(process, lambda: building(out))
             time.sleep(rng.uniform(0, writing * 1.2))
+        else:  # once graph.json is written: Turtle, page, index, rename, links, switch
+            wait_for(process, lambda: building(out, "graph.json"))
+            time.sleep(rng.uniform(0, late * 1.3))
         finished = process.poll() is not None
         process.send_signal(signal.SIGKILL)
         process.wait()
