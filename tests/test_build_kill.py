@@ -181,7 +181,8 @@ def test_a_second_concurrent_build_fails_at_once_and_the_first_completes(referen
 
 def test_a_killed_build_keeps_the_extractions_it_finished(tmp_path):
     """Results reach the cache in batches of 64 while the build runs, not only at its end:
-    kill the build once two batches are in, and find them there, intact."""
+    kill the build once two batches are in (while spaCy works on six long abstracts, the last
+    batch), and find them there, intact."""
     from kg.cache import CACHE_FILE, ExtractionCache, content_key
     from kg.pipeline import pipeline_version
 
@@ -213,5 +214,7 @@ def test_a_killed_build_keeps_the_extractions_it_finished(tmp_path):
     version = pipeline_version(recognizer=None)
     with ExtractionCache(cache.parent) as store:  # checked rows only: checksum and shape
         found = store.get_many(content_key(r["abstract"], version) for r in short)
+        unfinished = store.get_many(content_key(" ".join(r["abstract"].split()), version) for r in long)
     assert len(found) >= 128
+    assert unfinished == {}  # killed while spaCy was on the long abstracts: saved before extraction ended
     assert not (out / "graph.json").exists()  # the killed first build published nothing
