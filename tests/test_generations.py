@@ -16,8 +16,8 @@ import pytest
 
 from kg.builder import OUTPUT_FILES, build
 from kg.cli import main
-from kg.errors import ExitCode
-from kg.generations import KG_DIR, OutputLock, current_generation, resolve
+from kg.errors import ExitCode, OutputError
+from kg.generations import KG_DIR, Generation, OutputLock, current_generation, resolve
 from kg.graph import content_id
 
 CORPUS_A = [
@@ -248,5 +248,9 @@ def test_a_folder_where_an_output_link_goes_is_one_error_and_changes_nothing(tmp
     (out / "graph.ttl").mkdir()  # someone's folder where the Turtle link was
     assert main(["build", corpora[1], "-o", str(out), "--quiet", "--model", "none"]) == ExitCode.OUTPUT_ERROR
     assert capsys.readouterr().err == f"Error: cannot write {out}/graph.ttl: it is a folder\n"
+    with pytest.raises(OutputError, match="graph.ttl: it is a folder"):  # also when found at the switch
+        with Generation(out) as generation:
+            (generation.folder / "graph.ttl").write_text("x", encoding="utf-8")
+            generation.publish()
     assert {k: v for k, v in visible(out).items() if k != "graph.ttl"} == {k: v for k, v in before.items() if k != "graph.ttl"}
     assert kg_entries(out) == sorted(["current", current_generation(out), "lock"])  # no folder left behind

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from kg.atomic import atomic_open, check_output_dir, make_output_dir
-from kg.generations import Generation, OutputLock, clean_stale
+from kg.generations import Generation, OutputLock, check_names, clean_stale
 from kg.ingest import read_corpus
 from kg.model import DEFAULT_RECOGNIZER, Paper, Progress
 
@@ -88,6 +88,7 @@ def build(
     # the output folder, the model, then every input record (ingestion refuses what extraction
     # could not take: surrogates, over-long abstracts).
     check_output_dir(out)
+    check_names(out, OUTPUT_FILES)
     check_recognizer(recognizer)  # a bad model folder fails before anything is written
     lock = OutputLock(out)
     if lock.path.exists():

@@ -96,6 +96,15 @@ def current_generation(out: str | os.PathLike[str]) -> str | None:
         return None
 
 
+def check_names(out: str | os.PathLike[str], names: Iterable[str]) -> None:
+    """Raise `OutputError` if a folder sits where an output link must go (found before a build
+    spends its time; `Generation.publish` checks again)."""
+    for name in names:
+        path = Path(out) / name
+        if path.is_dir() and not path.is_symlink():
+            raise OutputError(f"cannot write {path}: it is a folder")
+
+
 # -- the lock ------------------------------------------------------------------------------
 
 
