@@ -95,7 +95,8 @@ def test_progress_bar_only_on_a_terminal(monkeypatch, capsys):
 
 
 def test_a_crash_mid_write_leaves_the_previous_output_intact(monkeypatch, tmp_path, corpus_file):
-    """Ctrl-C while papers.jsonl is being written: the old file stays whole, no temporary file is left."""
+    """Ctrl-C while papers.jsonl is being written: the old file stays whole, no temporary file
+    is left, and the unfinished generation folder is removed (only the lock file stays)."""
     import kg.builder
 
     out = tmp_path / "out"
@@ -114,7 +115,31 @@ def test_a_crash_mid_write_leaves_the_previous_output_intact(monkeypatch, tmp_pa
     with pytest.raises(KeyboardInterrupt):
         kg.builder.build([str(corpus_file)], out, skip_invalid=True)
     assert (out / "papers.jsonl").read_text(encoding="utf-8") == previous
-    assert sorted(os.listdir(out)) == ["papers.jsonl"]
+    assert sorted(os.listdir(out)) == [".kg", "papers.jsonl"]
+    assert os.listdir(out / ".kg") == ["lock"]
+
+
+def test_a_failure_during_extraction_leaves_every_previous_file(monkeypatch, tmp_path, corpus_file):
+    """papers.jsonl used to be replaced before extraction ran: a failure there left a new
+    papers.jsonl beside the old graph. Now nothing a reader sees changes."""
+    import kg.builder
+    import kg.concepts
+
+    out = tmp_path / "out"
+    assert main(["build", str(corpus_file), "-o", str(out), "--skip-invalid", "--quiet", "--model", "none"]) == 0
+    before = {name: (out / name).read_bytes() for name in os.listdir(out) if (out / name).is_file()}
+    assert {"papers.jsonl", "graph.json", "graph.ttl"} <= before.keys()
+    other = tmp_path / "other.jsonl"
+    other.write_text(json.dumps({"id": "p9", "abstract": "We study GANs on CIFAR-10."}) + "\n", encoding="utf-8")
+
+    def fail(*args, **kwargs):
+        raise MemoryError("extraction ran out of memory")
+
+    monkeypatch.setattr(kg.concepts, "run_extraction", fail)
+    with pytest.raises(MemoryError):
+        kg.builder.build([str(other)], out, recognizer=None)
+    assert {name: (out / name).read_bytes() for name in before} == before
+    assert sorted(os.listdir(out / ".kg")) == ["current", os.readlink(out / ".kg" / "current"), "lock"]
 
 
 def test_missing_input_argument_is_a_usage_error(capsys):

@@ -66,3 +66,11 @@ def test_binding_errors(sample_graph, tmp_path: Path, capsys, query: str, bindin
     assert caught.value.message.startswith(library)
     assert main(["sparql", query, "--graph", str(tmp_path), "--bind", binding]) == error.exit_code
     assert capsys.readouterr().err.startswith(f"Error: {cli}")
+
+
+def test_every_exit_code_is_in_the_readme_table() -> None:
+    """The README's exit-code table lists exactly kg's codes (and 130, interrupted)."""
+    readme = (SRC.parents[1] / "README.md").read_text(encoding="utf-8")
+    table = readme.split("## Exit codes", 1)[1].split("\n## ", 1)[0]
+    documented = {int(code) for code in re.findall(r"^\| (\d+) \|", table, flags=re.MULTILINE)}
+    assert documented == {int(code) for code in ExitCode} | {130}

@@ -189,8 +189,9 @@ def test_kg_related_needs_neither_torch_nor_the_extra(embedded_out):
 def test_build_without_embed_removes_old_vectors(embedded_out, seeds, tmp_path):
     import shutil
 
-    copy = Path(shutil.copytree(embedded_out, tmp_path / "out"))
+    copy = Path(shutil.copytree(embedded_out, tmp_path / "out", symlinks=True))
     kg.build([str(seeds)], copy)
+    assert not (copy / embed.EMBED_FILE).is_symlink() and not (copy / embed.EMBED_META_FILE).is_symlink()
     assert not (copy / embed.EMBED_FILE).exists() and not (copy / embed.EMBED_META_FILE).exists()
     graph = kg.load(copy)
     assert not [1 for *_, d in graph.edges(data=True) if d.get("kind") == "similar"]

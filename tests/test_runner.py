@@ -136,3 +136,30 @@ def test_kg_extract_uses_the_cache_and_workers_like_kg_build(seeds, tmp_path, ca
     assert main(["extract", str(seeds), "--cache", str(tmp_path / "cache")]) == 0
     assert capsys.readouterr().out == filled == in_processes
     assert calls == [0]  # every paper came from the cache
+
+
+def test_results_reach_the_cache_in_small_batches_as_they_come(tmp_path, monkeypatch):
+    """One transaction per 64 results, and sooner when the oldest unsaved result has waited
+    `_FLUSH_SECONDS`: a build killed mid-way keeps all but its last batch (a kill of a real
+    build: tests/test_build_kill.py)."""
+    import time
+
+    from kg.cache import ExtractionCache
+    from kg.model import Paper, PaperExtraction
+
+    papers = [Paper(id=f"p{i:03d}", title="", abstract=f"Abstract number {i}.") for i in range(150)]
+
+    def slow_after_ten(items, **options):
+        for number, paper in enumerate(items):
+            if number == 10:
+                time.sleep(0.3)  # spaCy busy on a long batch: the first ten have waited
+            yield PaperExtraction(paper.id)
+
+    batches: list[int] = []
+    real_put = ExtractionCache.put_many
+    monkeypatch.setattr(ExtractionCache, "put_many", lambda self, items: (batches.append(len(items)), real_put(self, items)))
+    monkeypatch.setattr(runner, "extract_papers", slow_after_ten)
+    monkeypatch.setattr(runner, "_FLUSH_SECONDS", 0.2)
+    _, stats = runner.run_extraction(papers, cache_dir=tmp_path, recognizer=None)
+    assert stats.extracted == 150
+    assert batches == [11, 64, 64, 11]  # the 11th came 0.3 s after the first: flushed by age

@@ -41,7 +41,8 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w", *, encoding: str 
         return
     with output_errors(target):
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        # The pid in the name lets `kg build` tell a dead writer's leftover from a live write.
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.{os.getpid()}-", suffix=".tmp", dir=target.parent)
     try:
         # mkstemp makes the file private (0600); give it the permissions open() would have.
         os.chmod(tmp_name, 0o666 & ~_umask())
@@ -110,7 +111,7 @@ def make_output_dir(path: str | os.PathLike[str]) -> None:
     output file is replaced."""
     with output_errors(path):
         Path(path).mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(prefix=".kg-probe.", suffix=".tmp", dir=path)
+        fd, probe = tempfile.mkstemp(prefix=f".kg-probe.{os.getpid()}-", suffix=".tmp", dir=path)
         os.close(fd)
         os.unlink(probe)
 

@@ -1,7 +1,9 @@
 """`kg build` as a library call (`kg.build`): run every stage in order and write ``out/``.
 
 Stages: ingest → extract (spaCy) → resolve (concepts) → propagate (lexicon) → graph → RDF → HTML.
-Every file is written atomically; the returned `BuildSummary` is plain data.
+The build is a transaction (`kg.generations`): every file goes into a new generation folder
+that one atomic switch makes current, under an exclusive lock on the output folder. The
+returned `BuildSummary` is plain data.
 """
 
 from __future__ import annotations
@@ -14,15 +16,25 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from kg.atomic import atomic_open, check_output_dir, make_output_dir
+from kg.generations import Generation, OutputLock, check_names, clean_stale, unlink_missing
 from kg.ingest import read_corpus
-from kg.model import DEFAULT_RECOGNIZER, Progress
+from kg.model import DEFAULT_RECOGNIZER, Paper, Progress
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+    from kg.concepts import CorpusConcepts
+    from kg.embed import Embeddings
 
 PAPERS_FILE = "papers.jsonl"
 ENTITIES_FILE = "entities.jsonl"
 CONCEPTS_FILE = "concepts.jsonl"
+# Every file a build writes (kg.graph, kg.rdf.writers, kg.html, kg.related_work name the last four).
+OUTPUT_FILES = (PAPERS_FILE, ENTITIES_FILE, CONCEPTS_FILE, "graph.json", "graph.ttl", "graph.html", "related.idx")
+EMBED_FILES = ("embeddings.npy", "embeddings.json")  # with embed only (kg.embed names them)
 
 
 @dataclass(frozen=True)
@@ -75,75 +87,37 @@ def build(
     started = time.perf_counter()
     out = Path(out_dir)
     from kg.pipeline import check_recognizer
+    from kg.runner import CACHE_DIR
 
     # Everything that can be found wrong is found before the first output file is replaced:
     # the output folder, the model, then every input record (ingestion refuses what extraction
     # could not take: surrogates, over-long abstracts).
     check_output_dir(out)
+    check_names(out, OUTPUT_FILES + EMBED_FILES)
     check_recognizer(recognizer)  # a bad model folder fails before anything is written
     if embed:
         from kg.embed import check_available
 
         check_available()  # a missing extra fails before anything is written
-    corpus = read_corpus(inputs, skip_invalid=skip_invalid, stdin=stdin, progress=progress)
-    make_output_dir(out)
-    outputs = []
-
-    papers_path = out / PAPERS_FILE
-    write_jsonl(papers_path, [paper.to_dict() for paper in corpus.papers])
-    outputs.append(str(papers_path))
-
-    # Extract (spaCy, per paper) → resolve (corpus-wide concepts) → propagate → graph.
-    from kg.concepts import entities_record, find_concepts
-    from kg.graph import build_graph, save
-    from kg.pipeline import load_pipeline, pipeline_info
-    from kg.runner import CACHE_DIR
-
-    cache_folder = None if no_cache else (cache_dir if cache_dir is not None else out / CACHE_DIR)
-    nlp = load_pipeline(recognizer=recognizer)
-    found = find_concepts(
-        corpus.papers,
-        cache_dir=cache_folder,
-        workers=workers,
-        dask_address=dask_address,
-        progress=progress,
-        recognizer=recognizer,
-    )
+    lock = OutputLock(out)
+    if lock.path.exists():
+        lock.acquire()  # a second build fails at once, before reading its input
+    try:
+        corpus = read_corpus(inputs, skip_invalid=skip_invalid, stdin=stdin, progress=progress)
+        make_output_dir(out)
+        lock.acquire()  # a first build: only now may out/ be written
+        clean_stale(out, OUTPUT_FILES + EMBED_FILES)
+        with Generation(out) as generation:
+            found, graph, embedded = _write_outputs(
+                corpus.papers, generation.folder, cache_dir=None if no_cache else (cache_dir if cache_dir is not None else out / CACHE_DIR),
+                workers=workers, dask_address=dask_address, progress=progress, recognizer=recognizer, embed=embed,
+            )
+            generation.publish()
+        if not embed:  # an earlier build's embeddings: their links now point at nothing
+            unlink_missing(out, EMBED_FILES)
+    finally:
+        lock.release()
     resolution, extraction_stats = found.resolution, found.stats
-    similar, embedded = [], None
-    if embed:
-        from kg.embed import embed_papers, neighbour_links
-
-        embedded = embed_papers(corpus.papers, cache_dir=cache_folder, progress=progress)
-        similar = neighbour_links(embedded)
-    entities_path, concepts_path = out / ENTITIES_FILE, out / CONCEPTS_FILE
-    write_jsonl(entities_path, [entities_record(p, e) for p, e in zip(corpus.papers, resolution.entities, strict=True)])
-    write_jsonl(concepts_path, [concept.to_dict() for concept in resolution.concepts])
-    meta = {"pipeline": pipeline_info(nlp), "created": _created()}
-    graph = build_graph(corpus.papers, resolution.entities, resolution.concepts, meta=meta, similar=similar)
-    graph_path = save(graph, out)
-    outputs.extend([str(entities_path), str(concepts_path), str(graph_path)])
-    # RDF: streamed through pyoxigraph (fast at corpus scale), validated by schemas/shapes.ttl.
-    from kg.rdf.writers import TURTLE_FILE, write_rdf
-
-    write_rdf(graph, out / TURTLE_FILE)
-    outputs.append(str(out / TURTLE_FILE))
-    # The interactive page (as `kg html` draws it by default): self-contained, offline.
-    from kg.html import HTML_FILE, write_html
-
-    outputs.append(write_html(graph, out / HTML_FILE).path)
-    # The vectors `kg related` fuses with concept overlap (mapped, not loaded, at query time);
-    # a build without --embed removes an earlier build's, which would no longer match.
-    from kg import embed as embeddings
-
-    if embedded is not None:
-        outputs.extend(str(path) for path in embeddings.save(embedded, out))
-    else:
-        embeddings.remove(out)
-    # The related-papers index, so `kg related` answers without loading graph.json.
-    from kg.related_work import write_index
-
-    outputs.append(str(write_index(graph, out)))
     concepts_by_type = dict(sorted(Counter(concept.type for concept in resolution.concepts).items()))
     edges = graph.number_of_edges()
 
@@ -158,5 +132,54 @@ def build(
         extracted=extraction_stats.extracted,
         embedded=None if embedded is None else embedded.encoded,
         seconds=round(time.perf_counter() - started, 3),
-        outputs=tuple(outputs),
+        outputs=tuple(str(out / name) for name in OUTPUT_FILES + (EMBED_FILES if embed else ())),
     )
+
+
+def _write_outputs(
+    papers: Sequence[Paper],
+    folder: Path,
+    *,
+    cache_dir: str | os.PathLike[str] | None,
+    workers: int,
+    dask_address: str | None,
+    progress: Progress | None,
+    recognizer: str | None,
+    embed: bool,
+) -> tuple[CorpusConcepts, nx.DiGraph, Embeddings | None]:
+    """Every stage after reading, each output file written into `folder` (a new generation)."""
+    write_jsonl(folder / PAPERS_FILE, [paper.to_dict() for paper in papers])
+    # Extract (spaCy, per paper) → resolve (corpus-wide concepts) → propagate → graph.
+    from kg.concepts import entities_record, find_concepts
+    from kg.graph import build_graph, save
+    from kg.pipeline import load_pipeline, pipeline_info
+
+    nlp = load_pipeline(recognizer=recognizer)
+    found = find_concepts(papers, cache_dir=cache_dir, workers=workers, dask_address=dask_address, progress=progress, recognizer=recognizer)
+    resolution = found.resolution
+    similar, embedded = [], None
+    if embed:
+        from kg.embed import embed_papers, neighbour_links, save as save_embeddings
+
+        embedded = embed_papers(papers, cache_dir=cache_dir, progress=progress)
+        similar = neighbour_links(embedded)
+        # The vectors `kg related` fuses with concept overlap (mapped, not loaded, at query time).
+        save_embeddings(embedded, folder)
+    write_jsonl(folder / ENTITIES_FILE, [entities_record(p, e) for p, e in zip(papers, resolution.entities, strict=True)])
+    write_jsonl(folder / CONCEPTS_FILE, [concept.to_dict() for concept in resolution.concepts])
+    meta = {"pipeline": pipeline_info(nlp), "created": _created()}
+    graph = build_graph(papers, resolution.entities, resolution.concepts, meta=meta, similar=similar)
+    save(graph, folder)
+    # RDF: streamed through pyoxigraph (fast at corpus scale), validated by schemas/shapes.ttl.
+    from kg.rdf.writers import TURTLE_FILE, write_rdf
+
+    write_rdf(graph, folder / TURTLE_FILE)
+    # The interactive page (as `kg html` draws it by default): self-contained, offline.
+    from kg.html import HTML_FILE, write_html
+
+    write_html(graph, folder / HTML_FILE)
+    # The related-papers index, so `kg related` answers without loading graph.json.
+    from kg.related_work import write_index
+
+    write_index(graph, folder)
+    return found, graph, embedded

@@ -14,7 +14,6 @@ This module imports numpy only; sentence-transformers and torch are imported by 
 from __future__ import annotations
 
 import base64
-import contextlib
 import hashlib
 import json
 import os
@@ -204,13 +203,6 @@ def save(embeddings: Embeddings, directory: str | os.PathLike[str]) -> list[Path
     with atomic_open(meta_path) as handle:
         handle.write(json.dumps(meta, indent=2) + "\n")
     return [matrix_path, meta_path]
-
-
-def remove(directory: str | os.PathLike[str]) -> None:
-    """Delete stored embeddings (a build without --embed: they would describe another build)."""
-    for name in (EMBED_META_FILE, EMBED_FILE):
-        with contextlib.suppress(FileNotFoundError):
-            (Path(directory) / name).unlink()
 
 
 def load(directory: str | os.PathLike[str], ids: Sequence[str]) -> np.ndarray | None:

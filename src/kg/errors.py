@@ -36,6 +36,7 @@ class ExitCode(IntEnum):
     INPUT_UNREADABLE = 20
     RECORD_TOO_LARGE = 21
     OUTPUT_PERMISSION = 22
+    OUTPUT_LOCKED = 23
     EXTRA_MISSING = 24  # an optional extra (embed) is not installed
 
 
@@ -171,6 +172,12 @@ class OutputPermissionDenied(OutputError):
     """The output cannot be written for lack of permission (or on a read-only file system)."""
 
     exit_code = ExitCode.OUTPUT_PERMISSION
+
+
+class OutputLocked(OutputError):
+    """Another `kg build` holds the output folder's lock (``OUT/.kg/lock``): it is writing there."""
+
+    exit_code = ExitCode.OUTPUT_LOCKED
 
 
 class KgWarning(UserWarning):

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kg.errors import GraphNotFound
+from kg.generations import GraphFolder, resolve
 from kg.graph import GRAPH_FILE, graph_stamp  # kg.graph imports networkx only to make graphs
 from kg.lookup import PaperLookup
 from kg.model import parse_types
@@ -185,9 +186,10 @@ def find_related(
     with ``DIR/embeddings.npy`` when the build wrote it and `use_embeddings`."""
     from kg import embed
 
-    index, source = open_index(directory)
+    view = resolve(directory)  # one generation for the index, the graph and the vectors
+    index, source = open_index(view)
     number = lookup_of(index).find(paper)
-    vectors = embed.load(_folder(directory), index.paper_ids) if use_embeddings else None
+    vectors = embed.load(view.folder, index.paper_ids) if use_embeddings else None
     results = rank(index, number, top=top, types=types, embeddings=vectors)
     signals = ("concepts", "embedding") if vectors is not None else ("concepts",)
     return RelatedResult(index.paper_ids[number], index.titles[number], tuple(results), source, signals)
@@ -198,28 +200,23 @@ def lookup_of(index: RelatedIndex) -> PaperLookup:
     return PaperLookup(index.paper_ids, index.titles, folded_titles=index.folded_titles)
 
 
-def _folder(directory: str | os.PathLike[str]) -> Path:
-    folder = Path(directory)
-    return folder.parent if folder.is_file() else folder  # a path to graph.json itself
-
-
-def open_index(directory: str | os.PathLike[str]) -> tuple[RelatedIndex, str]:
-    """The saved index if it is fresh, else one built from graph.json; with "index" or "graph"."""
-    folder = _folder(directory)
-    graph_path = folder / GRAPH_FILE
-    if not graph_path.is_file():
-        raise GraphNotFound(f"no graph at {graph_path}", folder=str(folder))
-    index_path = folder / INDEX_FILE
+def open_index(directory: str | os.PathLike[str] | GraphFolder) -> tuple[RelatedIndex, str]:
+    """The saved index if it is fresh, else one built from graph.json; with "index" or "graph".
+    Both files are read from one generation of the folder (`kg.generations.resolve`)."""
+    view = resolve(directory)
+    if not view.graph.is_file():
+        raise GraphNotFound(f"no graph at {view.graph}", folder=str(view.root))
+    index_path = view.file(INDEX_FILE)
     if index_path.is_file():
         try:
             index, stamp = RelatedIndex.load(index_path)
         except (ValueError, KeyError, TypeError, OSError):
             index, stamp = None, None  # unreadable or older format: rebuild from the graph below
-        if index is not None and stamp == graph_stamp(graph_path) and index.scoring == SCORING:
+        if index is not None and stamp == graph_stamp(view.graph) and index.scoring == SCORING:
             return index, "index"
     from kg.graph import load  # imports networkx: only on this slow path
 
-    return RelatedIndex.from_graph(load(folder)), "graph"
+    return RelatedIndex.from_graph(load(view.graph)), "graph"
 
 
 def write_index(graph: nx.DiGraph, directory: str | os.PathLike[str]) -> Path:

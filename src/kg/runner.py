@@ -9,6 +9,7 @@ content and pipeline version (`kg.cache`); a changed pipeline simply misses.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -20,7 +21,11 @@ from kg.model import DEFAULT_RECOGNIZER, Paper, PaperExtraction, Progress
 from kg.pipeline import check_recognizer, pipeline_version
 
 CACHE_DIR = "cache"  # inside the output folder unless --cache says otherwise
-_FLUSH_EVERY = 1000  # papers per cache transaction: bounded memory, cheap commits
+# Results reach the cache in small transactions so a killed build keeps nearly all its work:
+# one commit per spaCy batch (64 papers, `kg.extract`), or when the oldest unsaved result is 2 s old.
+# A commit costs a few ms, under 0.1 % of the time spaCy takes for 64 abstracts.
+_FLUSH_PAPERS = 64
+_FLUSH_SECONDS = 2.0
 DASK_CHUNK = 250  # papers per Dask task: large enough to amortise scheduling per task
 LOCAL_CHUNK = 64  # papers per task for local worker processes
 
@@ -114,11 +119,14 @@ def run_extraction(
         else:
             stream = extract_papers(missing, recognizer=recognizer)
         pending: dict[str, dict] = {}
+        oldest = 0.0  # when the oldest unsaved result arrived
         for index, extraction in zip(todo, stream, strict=True):
             results[index] = extraction
             if cache is not None:
+                if not pending:
+                    oldest = time.monotonic()
                 pending[keys[index]] = _payload(extraction)
-                if len(pending) >= _FLUSH_EVERY:
+                if len(pending) >= _FLUSH_PAPERS or time.monotonic() - oldest >= _FLUSH_SECONDS:
                     cache.put_many(pending)
                     pending.clear()
             done += 1

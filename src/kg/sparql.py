@@ -279,7 +279,8 @@ def open_backend(
     cache: bool = True,
 ) -> SparqlBackend:
     """A loaded backend over an in-memory graph or a built folder (``out/``)."""
-    from kg.graph import GRAPH_FILE, load
+    from kg.generations import resolve
+    from kg.graph import load
 
     if backend not in BACKENDS:
         raise QueryFailed(f"unknown backend {backend!r} (choose {', '.join(BACKENDS)})")
@@ -291,18 +292,18 @@ def open_backend(
         from kg.rdf.convert import to_rdflib  # imports rdflib: only for this backend
 
         return RdflibBackend(to_rdflib(source, base=base))
-    folder = Path(source)
-    graph_file = folder / GRAPH_FILE if folder.is_dir() else folder
+    view = resolve(source)  # one generation for the size, the store stamp and the graph
+    graph_file = view.graph
     if backend == "auto":
         size = graph_file.stat().st_size if graph_file.is_file() else 0
         backend = "oxigraph" if size >= AUTO_OXIGRAPH_BYTES else "rdflib"
     if backend == "oxigraph":
         if not graph_file.is_file():
-            load(folder)  # raises GraphNotFound with the usual message
-        return OxigraphBackend(open_store(graph_file, base=base, cache=cache))
+            load(graph_file)  # raises GraphNotFound with the usual message
+        return OxigraphBackend(open_store(view, base=base, cache=cache))
     from kg.rdf.convert import to_rdflib
 
-    return RdflibBackend(to_rdflib(load(folder), base=base))
+    return RdflibBackend(to_rdflib(load(graph_file), base=base))
 
 
 def query(

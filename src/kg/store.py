@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import pyoxigraph as ox
 
-from kg.graph import GRAPH_FILE, graph_stamp, load
+from kg.generations import GraphFolder, resolve
+from kg.graph import graph_stamp, load
 from kg.rdf.terms import DEFAULT_BASE, RDF_MODEL_VERSION
 from kg.rdf.triples import triples
 
@@ -48,8 +49,11 @@ def _stamp(graph_file: Path, base: str) -> dict[str, Any]:
     return {**graph_stamp(graph_file), "base": base, "model": RDF_MODEL_VERSION}
 
 
-def open_store(directory: str | os.PathLike[str], *, base: str = DEFAULT_BASE, cache: bool = True) -> ox.Store:
+def open_store(directory: str | os.PathLike[str] | GraphFolder, *, base: str = DEFAULT_BASE, cache: bool = True) -> ox.Store:
     """The graph in `directory` as a pyoxigraph Store, reusing ``DIR/graph.oxigraph/``.
+
+    The store lives beside the output folder's stable names, outside its generations
+    (`kg.generations`), and records which graph it holds by content id.
 
     The on-disk store is rebuilt when graph.json changed (its content id), or the base or
     RDF model did; it is built in a temporary folder and renamed into place, then opened
@@ -58,9 +62,8 @@ def open_store(directory: str | os.PathLike[str], *, base: str = DEFAULT_BASE, c
     Where the folder is not writable (or `cache` is False) the store is built in memory
     instead — same rows, just slower to start.
     """
-    folder = Path(directory)
-    graph_file = folder / GRAPH_FILE if folder.is_dir() or not folder.suffix else folder
-    folder = graph_file.parent
+    view = resolve(directory)  # one generation: the stamp and the graph loaded must agree
+    graph_file, folder = view.graph, view.root
     graph = None
     if cache and graph_file.is_file():
         store_dir = folder / STORE_DIR
@@ -73,11 +76,11 @@ def open_store(directory: str | os.PathLike[str], *, base: str = DEFAULT_BASE, c
                 store = _open_current(store_dir, stamp)  # built while we waited for the lock?
                 if store is not None:
                     return store
-                graph = load(folder)
+                graph = load(graph_file)
                 return _rebuild_store(graph, store_dir, stamp, base=base)
         except OSError:
             pass  # read-only folder, disk full…: fall back to memory
-    return to_store(graph if graph is not None else load(folder), base=base)
+    return to_store(graph if graph is not None else load(graph_file), base=base)
 
 
 def _open_current(store_dir: Path, stamp: dict[str, Any]) -> ox.Store | None:
