@@ -11,10 +11,11 @@ A paper's weight for a concept is
             → "segmentation"), up to `BROADER_DEPTH` steps;
 
 and the concept score of a candidate is the dot product of the two papers' weights, divided by
-(1 - b + b · n / n̄) with n the candidate's number of concepts (BM25's length normalisation:
-a paper naming sixty concepts does not share more by sheer length). Each shared concept's
-product is a reason; the score is their sum divided by the same length factor. The
-parameters (`SCORING`) were chosen by ``bench/related_eval.py``, which prints the others.
+(1 - b + b · n / n̄) with n the candidate's number of concepts (BM25's length normalisation,
+available but off: b = 0 measured best). Each shared concept's product is a reason; the score
+is their sum divided by the same length factor. A concept both papers have only through
+narrower ones (two kinds of segmentation) is not shared. The parameters (`SCORING`) were
+chosen by ``bench/related_eval.py --split tune --variants``, which prints the others.
 
 `kg build` writes the index as ``related.idx`` (a versioned JSON header, then packed arrays,
 mapped at query time), so that `kg related` answers without loading graph.json, networkx
@@ -47,7 +48,7 @@ MAGIC = b"KGRELIDX"
 BROADER_DEPTH = 2  # broader concepts reached in at most this many skos:broader steps
 
 # Scoring parameters. They are stored in the index; an index written with other values is stale.
-SCORING: dict[str, float] = {"proposed": 1.5, "used": 1.0, "k": 1.2, "idf_power": 1.0, "broader": 0.5, "b": 0.5, "embed": 0.6}
+SCORING: dict[str, float] = {"proposed": 1.5, "used": 1.0, "k": 1.2, "idf_power": 1.0, "broader": 0.5, "b": 0.0, "embed": 0.6}
 
 Numbers = array.array | memoryview  # packed ints: built in memory, or viewed in a mapped file
 
