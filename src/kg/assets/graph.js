@@ -439,27 +439,40 @@
         }
       }
     }
-    function place(id, text, font, size, x, y, color, halo) {
-      var w = measure(ctx, text, font) + 4, h = size + 4;
-      var box = [x - w / 2, y - 2, w, h];
-      if (box[0] < 0 || box[1] < 0 || box[0] + w > width || box[1] + h > height || !fits(box)) return false;
-      occupy(box);
-      ctx.font = font;
-      ctx.lineWidth = 4;
-      ctx.strokeStyle = halo;
-      ctx.strokeText(text, x, y);
-      ctx.fillStyle = color;
-      ctx.fillText(text, x, y);
-      placed.push({ id: id, text: text, x: box[0], y: box[1], w: w, h: h });
-      return true;
+    // Place a label centred at (x, y) (its top), or failing that at the other spots offered
+    // ([x, y] pairs: above the node, beside it); false when none is free.
+    function place(id, text, font, size, x, y, color, halo, haloWidth, others) {
+      var w = measure(ctx, text, font) + 6, h = size + 6;
+      var spots = [[x, y]].concat(others || []);
+      for (var s = 0; s < spots.length; s++) {
+        var box = [spots[s][0] - w / 2, spots[s][1] - 2, w, h];
+        if (box[0] < 0 || box[1] < 0 || box[0] + w > width || box[1] + h > height || !fits(box)) continue;
+        occupy(box);
+        ctx.font = font;
+        ctx.lineWidth = haloWidth || 4;
+        ctx.strokeStyle = halo;
+        ctx.strokeText(text, spots[s][0], spots[s][1]);
+        ctx.fillStyle = color;
+        ctx.fillText(text, spots[s][0], spots[s][1]);
+        placed.push({ id: id, text: text, x: box[0], y: box[1], w: w, h: h });
+        return true;
+      }
+      return false;
     }
+    // The floating controls cover the top left of the canvas: no label goes under them.
+    var controls = document.getElementById("kg-controls").getBoundingClientRect();
+    var frame = canvas.getBoundingClientRect();
+    occupy([controls.left - frame.left, controls.top - frame.top, controls.width, controls.height]);
+
     function tryNode(node, strong) {
       if (hiddenState.get(node.id)) return;
       var body = network.body.nodes[node.id];
       var x = body.x * scale + tx, y = body.y * scale + ty;
       if (x < -200 || y < -50 || x > width + 200 || y > height + 50) return;
-      var font = fontFor(node, strong);
-      place(node.id, labelText(node), font, parseInt(font.match(/(\d+)px/)[1], 10), x, y + node.size * scale + 3, strong ? "#111827" : "#1f2937", "rgba(255,255,255,0.92)");
+      var font = fontFor(node, strong), size = parseInt(font.match(/(\d+)px/)[1], 10), r = node.size * scale;
+      var text = labelText(node), half = measure(ctx, text, font) / 2 + 3;
+      place(node.id, text, font, size, x, y + r + 3, strong ? "#111827" : "#1f2937", "rgba(255,255,255,0.92)", 4,
+        [[x, y - r - size - 5], [x + r + half + 4, y - size / 2], [x - r - half - 4, y - size / 2]]);
     }
 
     if (lit !== null) {
@@ -477,7 +490,7 @@
           var centre = regionCentres[i];
           if (!centre) return;
           var name = region.name.length > 48 ? region.name.slice(0, 47) + "…" : region.name;
-          place("region:" + i, name, "700 15px " + FONT, 15, centre[0] * scale + tx, centre[1] * scale + ty - 8, "#0f172a", "rgba(255,255,255,0.85)");
+          place("region:" + i, name, "700 15px " + FONT, 15, centre[0] * scale + tx, centre[1] * scale + ty - 8, "#0f172a", region.color, 7);
         });
       }
       // Papers join the concepts as the view zooms in: their weight grows with the scale.

@@ -268,7 +268,8 @@ def vis_options(*, nodes: int, edges: int) -> dict[str, Any]:
             "smooth": False,
             "width": 0.7,
             "selectionWidth": 2,
-            "color": {"color": "#b8c0cc", "highlight": "#374151", "hover": "#6b7280", "opacity": 0.7},
+            # Faint on big pages, so that the regions' colours show through the edges.
+            "color": {"color": "#b8c0cc", "highlight": "#374151", "hover": "#6b7280", "opacity": 0.3 if large else 0.7},
         },
         "groups": groups,
     }

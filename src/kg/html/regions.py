@@ -35,7 +35,10 @@ PALETTE = (
 OTHER_COLOR = "#cbd5e1"
 
 GRAVITY = 0.02  # weight of each node's tie to the layout's virtual centre (real edges: 1)
-REGION_PULL = 2.0  # weight of a paper's tie to its region's virtual centre
+REGION_PULL = 5.0  # weight of a paper's tie to its region's virtual centre
+ACROSS = 0.15  # weight of an edge between a paper and a concept of another region (inside: 1)
+SHRINK = 0.55  # after the layout, each region is drawn this much tighter around its centre…
+SPREAD = 1.7  # …and the regions' centres this much further from the middle: gaps open between them
 
 
 @dataclass(frozen=True)
@@ -153,7 +156,8 @@ def layout(graph: nx.DiGraph, *, regions: Iterable[Region] = (), seed: int = 0) 
     pulls = [(i, n + 1 + r) for i, r in sorted({**concept_region, **region_of}.items())]
     anchors = [(n + 1 + r, centre) for r in range(len(regions))]
     ig = igraph.Graph(n=n + 1 + len(regions), edges=edges + ties + pulls + anchors)
-    weights = [1.0] * len(edges) + [GRAVITY] * n + [REGION_PULL if i in region_of else 1.0 for i, _ in pulls] + [GRAVITY] * len(anchors)
+    home = {**concept_region, **region_of}
+    weights = [1.0 if home.get(a, -1) == home.get(b, -2) or not regions else ACROSS for a, b in edges] + [GRAVITY] * n + [REGION_PULL if i in region_of else 1.0 for i, _ in pulls] + [GRAVITY] * len(anchors)
     # Deterministic start: region centres on a wide spiral (largest first), every node on a
     # small spiral around its region's centre (or the middle), and a private RNG.
     spread = math.sqrt(n) * 0.6
@@ -170,7 +174,7 @@ def layout(graph: nx.DiGraph, *, regions: Iterable[Region] = (), seed: int = 0) 
         coords = ig.layout_fruchterman_reingold(seed=start, weights=weights, niter=500, grid="auto")
     finally:
         igraph.set_random_number_generator(random)
-    points = list(coords)[:n]
+    points = _tighten([tuple(p) for p in list(coords)[:n]], home, graph, keys, index)
     # Scale so that linked nodes sit ~150 px apart, and so that each node has on average a
     # 70 px square to itself (dense star-like clusters would otherwise overlap).
     lengths = sorted(math.dist(points[a], points[b]) for a, b in edges) or [1.0]
@@ -179,6 +183,38 @@ def layout(graph: nx.DiGraph, *, regions: Iterable[Region] = (), seed: int = 0) 
     spacing = math.sqrt(max((max(xs) - min(xs)) * (max(ys) - min(ys)), 1e-9) / len(points))
     scale = max(150.0 / median, 70.0 / spacing)
     return {key: (round(points[i][0] * scale, 1), round(points[i][1] * scale, 1)) for key, i in index.items()}
+
+
+def _tighten(points: list[tuple[float, float]], home: dict[int, int], graph: nx.DiGraph, keys: list[str], index: dict[str, int]) -> list[tuple[float, float]]:
+    """Shrink each region around its centroid (so gaps open between regions) and put the
+    concepts that belong to none at the mean of their papers' new places."""
+    if not home:
+        return points
+    sums: dict[int, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
+    for i, r in home.items():
+        total = sums[r]
+        total[0] += points[i][0]
+        total[1] += points[i][1]
+        total[2] += 1
+    centres = {r: (x / k, y / k) for r, (x, y, k) in sums.items()}
+    gx = sum(x for x, _ in centres.values()) / len(centres)
+    gy = sum(y for _, y in centres.values()) / len(centres)
+    moved = list(points)
+    for i, r in home.items():
+        cx, cy = centres[r]
+        nx_, ny_ = gx + (cx - gx) * SPREAD, gy + (cy - gy) * SPREAD
+        moved[i] = (nx_ + (points[i][0] - cx) * SHRINK, ny_ + (points[i][1] - cy) * SHRINK)
+    for i, key in enumerate(keys):
+        if i in home:
+            continue
+        near = [index[p] for p in graph.predecessors(key) if index[p] in home]
+        if near:
+            mx = sum(moved[j][0] for j in near) / len(near)
+            my = sum(moved[j][1] for j in near) / len(near)
+            moved[i] = (mx, my)
+        else:
+            moved[i] = (gx + (points[i][0] - gx) * SPREAD, gy + (points[i][1] - gy) * SPREAD)
+    return moved
 
 
 def _spiral(i: int, radius: float) -> tuple[float, float]:
