@@ -83,7 +83,10 @@
     window.kgReadyAt = performance.now();
     window.kgReady = true;
     document.body.setAttribute("data-ready", "true");
-    if (DATA.focus) select(DATA.focus);
+    if (DATA.focus) {  // focus mode (kg html --focus): open on the paper
+      network.selectNodes([DATA.focus]);
+      select(DATA.focus);
+    }
   });
 
   // ---- small DOM helpers (text only) ----
@@ -465,13 +468,13 @@
     occupy([controls.left - frame.left, controls.top - frame.top, controls.width, controls.height]);
 
     function tryNode(node, strong) {
-      if (hiddenState.get(node.id)) return;
+      if (hiddenState.get(node.id)) return false;
       var body = network.body.nodes[node.id];
       var x = body.x * scale + tx, y = body.y * scale + ty;
-      if (x < -200 || y < -50 || x > width + 200 || y > height + 50) return;
+      if (x < -200 || y < -50 || x > width + 200 || y > height + 50) return false;
       var font = fontFor(node, strong), size = parseInt(font.match(/(\d+)px/)[1], 10), r = node.size * scale;
       var text = labelText(node), half = measure(ctx, text, font) / 2 + 3;
-      place(node.id, text, font, size, x, y + r + 3, strong ? "#111827" : "#1f2937", "rgba(255,255,255,0.92)", 4,
+      return place(node.id, text, font, size, x, y + r + 3, strong ? "#111827" : "#1f2937", "rgba(255,255,255,0.92)", 4,
         [[x, y - r - size - 5], [x + r + half + 4, y - size / 2], [x - r - half - 4, y - size / 2]]);
     }
 
@@ -494,11 +497,17 @@
         });
       }
       // Papers join the concepts as the view zooms in: their weight grows with the scale.
-      var paperWeight = scale < 0.25 ? 0 : scale * scale * 6;
+      // Zoomed far out they still fill the room the concepts leave, up to a label budget
+      // that keeps the overview readable (about one label per 150 × 150 px).
+      var paperWeight = Math.max(scale * scale * 6, 0.2);
+      var budget = Math.round(width * height / 22000);
+      // Zoomed out, a concept of a single paper is noise beside the regions: it waits.
+      var minWeight = scale < 0.35 ? 2 : 1;
       var count = 0;
       for (var i = 0, j = 0; (i < conceptOrder.length || (paperWeight > 0 && j < paperOrder.length)) && count < MAX_TRIES; count++) {
         var takePaper = paperWeight > 0 && j < paperOrder.length && (i >= conceptOrder.length || paperOrder[j].weight * paperWeight > conceptOrder[i].weight);
-        tryNode(takePaper ? paperOrder[j++] : conceptOrder[i++], false);
+        var next = takePaper ? paperOrder[j++] : conceptOrder[i++];
+        if ((takePaper || next.weight >= minWeight) && tryNode(next, false) && placed.length >= budget) break;
       }
     }
     ctx.restore();
