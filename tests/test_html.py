@@ -408,7 +408,7 @@ def test_each_paper_carries_its_related_papers_as_kg_related_ranks_them(make_gra
     for node in nodes:
         if node["group"] != "paper":
             continue
-        expected = kg.related(graph, node["id"].removeprefix("paper:"), top=5)
+        expected = kg.related(graph, node["id"].removeprefix("paper:"), top=8)
         got = node["kg"]["related"]
         assert [nodes[ref]["id"] for ref, _, _ in got] == [f"paper:{r.id}" for r in expected]
         assert [score for _, score, _ in got] == [round(r.score, 1) for r in expected]
@@ -445,7 +445,7 @@ def test_focus_page_draws_the_related_papers_of_a_seeds_paper(seeds_graph, tmp_p
     summary = write_html(graph, tmp_path / "f.html", focus=key.removeprefix("paper:"), depth=1)
     nodes = json_block((tmp_path / "f.html").read_text(encoding="utf-8"), "kg-nodes")
     drawn = {node["id"] for node in nodes}
-    related = kg.related(graph, key.removeprefix("paper:"), top=10)
+    related = kg.related(graph, key.removeprefix("paper:"), top=8)
     assert drawn >= {key} | {f"paper:{r.id}" for r in related}
-    assert summary.papers == 1 + len(related) <= 11  # legible: the paper and its ten related papers at most
+    assert summary.papers == 1 + len(related) <= 9  # legible: the paper and its eight related papers at most
     assert summary.concepts <= graph.out_degree(key) + 4 * len(related)

@@ -299,7 +299,7 @@ def test_labels_fit_without_overlapping_and_follow_the_zoom(browser, seeds_out: 
         page.page.wait_for_timeout(600)
         labels = page.js("kgLabels()")
         lit = {paper} | set(graph.successors(paper)) | set(graph.predecessors(paper))
-        lit |= {f"paper:{r.id}" for r in __import__("kg").related(graph, paper.removeprefix("paper:"), top=5)}
+        lit |= {f"paper:{r.id}" for r in __import__("kg").related(graph, paper.removeprefix("paper:"), top=8)}
         assert labels[0]["id"] == paper
         assert {b["id"] for b in labels} <= lit
         assert overlapping(labels) == []
@@ -381,6 +381,15 @@ def test_focus_page_opens_on_the_paper_with_its_related_papers(open_page) -> Non
                                   "paper:p1", "paper:p2", "paper:p3"]  # fmt: skip
     assert page.js("kgNetwork.getSelectedNodes()") == ["paper:p2"]
     assert page.js("document.querySelector('#kg-panel h2').textContent") == "Retrieval-Augmented Generation with Long Contexts"
-    labels = {b["id"] for b in page.js("kgLabels()")}
-    assert {"paper:p1", "paper:p2", "paper:p3"} <= labels  # small enough for every paper's title
-    assert overlapping(page.js("kgLabels()")) == []
+    page.page.wait_for_timeout(100)
+    labels = page.js("kgLabels()")
+    assert labels[0]["id"] == "paper:p2"  # the focus paper's label first
+    assert {"paper:p1", "paper:p3"} <= {b["id"] for b in labels}  # small enough for every paper's title
+    assert overlapping(labels) == []
+    # Nothing is dimmed, and the whole page is in view, beside the controls and the panel.
+    assert page.js("kgNodes.get().filter(n => n.color && n.color.background === '#e5e7eb').length") == 0
+    right = page.js("document.getElementById('kg-panel').getBoundingClientRect().left")
+    left = page.js("document.getElementById('kg-controls').getBoundingClientRect().right")
+    for node_id in page.drawn_nodes():
+        x, y = page.node_point(node_id)
+        assert left < x < right, node_id

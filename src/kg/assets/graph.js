@@ -305,7 +305,7 @@
     var next = new Set(members.map(function (node) { return node.id; }));
     REGIONS[i].concepts.forEach(function (ref) { next.add(refs[ref].id); });
     setLit(next);
-    if (members.length) fitBeside(members.map(function (node) { return node.id; }), 1);
+    if (members.length) fitBeside(members.map(function (node) { return node.id; }), 1, true);
   }
   window.kgShowRegion = showRegion;
 
@@ -477,8 +477,9 @@
         if (lit.has(pick.id) && pick.id !== selected) { tryNode(pick, false); tries++; }
       }
     } else {
+      if (selected !== null) tryNode(byId.get(selected), true);
       // Region names over the overview, at the centre of their papers.
-      if (scale < 0.5 && REGIONS.length) {
+      if (scale < 0.5 && REGIONS.length && !DATA.focus) {  // (a focus page is laid out in rings, not regions)
         regionCentres = regionCentres || computeRegionCentres();
         REGIONS.forEach(function (region, i) {
           var centre = regionCentres[i];
@@ -498,7 +499,7 @@
       for (var i = 0, j = 0; (i < conceptOrder.length || (paperWeight > 0 && j < paperOrder.length)) && count < MAX_TRIES; count++) {
         var takePaper = paperWeight > 0 && j < paperOrder.length && (i >= conceptOrder.length || paperOrder[j].weight * paperWeight > conceptOrder[i].weight);
         var next = takePaper ? paperOrder[j++] : conceptOrder[i++];
-        if ((takePaper || next.weight >= minWeight) && tryNode(next, false) && placed.length >= budget) break;
+        if (next.id !== selected && (takePaper || next.weight >= minWeight) && tryNode(next, false) && placed.length >= budget) break;
       }
     }
     ctx.restore();
@@ -514,9 +515,13 @@
     window.kgReadyAt = performance.now();
     window.kgReady = true;
     document.body.setAttribute("data-ready", "true");
-    if (DATA.focus) {  // focus mode (kg html --focus): open on the paper
+    if (DATA.focus) {
+      // Focus mode (kg html --focus): open on the paper, its panel shown, the whole small
+      // page in view and nothing dimmed, so every related paper keeps its label.
+      selected = DATA.focus;
       network.selectNodes([DATA.focus]);
-      select(DATA.focus);
+      showDetails(DATA.focus);
+      fitBeside(nodeList.map(function (node) { return node.id; }), 1, false);
     }
   });
   // For tests and benchmarks: the labels of the last frame, as boxes in canvas-element pixels.
@@ -643,7 +648,7 @@
 
   // Make a node visible (re-enable its type, lower the threshold, widen years and venue),
   // select it and centre on it; a node the page does not draw just opens its panel.
-  function focusNode(id) {
+  function focusNode(id, animate) {
     var node = byId.get(id);
     if (!node) return;
     if (!node.drawn) {
@@ -678,13 +683,13 @@
     var around = [id].concat(drawnNeighbours(id).map(function (link) { return link.id; }));
     if (node.group === "paper") node.kg.related.forEach(function (entry) { if (entry[0] < nodeList.length) around.push(refs[entry[0]].id); });
     around = around.filter(function (other) { return !hiddenState.get(other); });
-    fitBeside(around, 1);
+    fitBeside(around, 1, animate !== false);
   }
   window.kgFocus = focusNode;
 
   // Like network.fit, but into the part of the canvas the floating controls leave free
   // (fit() would centre nodes under them), zooming in no further than `maxScale`.
-  function fitBeside(ids, maxScale) {
+  function fitBeside(ids, maxScale, animate) {
     var points = network.getPositions(ids);
     var xs = [], ys = [];
     ids.forEach(function (id) {
@@ -702,7 +707,7 @@
     // Labels hang below and beside nodes: leave them a little room.
     scale *= 0.85;
     var centre = { x: (Math.max.apply(null, xs) + Math.min.apply(null, xs)) / 2, y: (Math.max.apply(null, ys) + Math.min.apply(null, ys)) / 2 };
-    network.moveTo({ position: centre, scale: scale, offset: { x: left / 2, y: 0 }, animation: { duration: 350, easingFunction: "easeInOutQuad" } });
+    network.moveTo({ position: centre, scale: scale, offset: { x: left / 2, y: 0 }, animation: animate ? { duration: 350, easingFunction: "easeInOutQuad" } : false });
   }
 
   network.on("click", function (params) {

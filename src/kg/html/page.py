@@ -38,7 +38,7 @@ import networkx as nx
 
 from kg.atomic import output_errors, write_text
 from kg.graph import concept_key, paper_key
-from kg.html.regions import OTHER_COLOR, Region, find_regions, layout
+from kg.html.regions import OTHER_COLOR, Region, find_regions, focus_layout, layout
 from kg.html.select import AUTO_MAX_NODES, concept_paper_counts, select_subgraph
 
 HTML_FILE = "graph.html"
@@ -62,7 +62,7 @@ SHORT_TITLE = 40  # characters of a paper's title used as its node label
 TOOLTIP_ABSTRACT = 600  # characters of abstract kept for tooltip and side panel
 MAX_AUTHORS = 8
 MAX_ALT_LABELS = 8
-RELATED = 5  # related papers listed in a paper's panel
+RELATED = 8  # related papers listed in a paper's panel
 RELATED_REASONS = 3  # shared concepts shown for each
 
 # What may never appear raw inside <script>: "</script>", "<!--", "&" entities, and the two
@@ -284,12 +284,13 @@ def render_html(
     counts: dict[str, int] | None = None,
     source: nx.DiGraph | None = None,
     focus: str | None = None,
+    rings: Sequence[Sequence[str]] = (),
     seed: int = 0,
 ) -> str:
     """The page for `graph` (already filtered) as a string. `source` is the whole graph it
     was cut from (related papers, concepts not drawn; default: `graph`), `counts` are papers
     per concept in it, `papers_available` how many papers the filters let through, `focus`
-    the key of a paper to open selected."""
+    the key of a paper to open selected, drawn in the middle of `rings` of related papers."""
     import jinja2
     import markupsafe
     from pyvis.network import Network
@@ -301,7 +302,8 @@ def render_html(
     region_of = {key: region for region in regions for key in region.papers}
     net = Network(height="100%", width="100%", heading=title, cdn_resources="in_line")
     # Fill pyvis's lists directly: Network.from_nx is quadratic in the node count.
-    net.nodes = _node_records(graph, counts, layout(graph, regions=regions, seed=seed), region_of)
+    positions = focus_layout(graph, focus, rings) if focus in graph else layout(graph, regions=regions, seed=seed)
+    net.nodes = _node_records(graph, counts, positions, region_of)
     panel = _panel_data(source, graph, net.nodes, counts)
     net.edges = _edge_records(graph)
     net.options = vis_options(nodes=len(net.nodes), edges=len(net.edges))
@@ -351,7 +353,8 @@ def write_html(
     selection = select_subgraph(graph, focus=focus, depth=depth, types=types, min_papers=min_papers, max_nodes=max_nodes, counts=counts)
     view = selection.graph
     page = render_html(
-        view, min_papers=selection.min_papers, papers_available=selection.papers_available, counts=counts, source=graph, focus=selection.focus
+        view, min_papers=selection.min_papers, papers_available=selection.papers_available, counts=counts, source=graph,
+        focus=selection.focus, rings=selection.rings,
     )
     with output_errors(path):
         write_text(path, page)

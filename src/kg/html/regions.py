@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +35,7 @@ PALETTE = (
 OTHER_COLOR = "#cbd5e1"
 
 GRAVITY = 0.02  # weight of each node's tie to the layout's virtual centre (real edges: 1)
+FOCUS_RING = 420.0  # focus pages: radius of the first ring of related papers (px)
 REGION_PULL = 5.0  # weight of a paper's tie to its region's virtual centre
 ACROSS = 0.15  # weight of an edge between a paper and a concept of another region (inside: 1)
 SHRINK = 0.55  # after the layout, each region is drawn this much tighter around its centre…
@@ -183,6 +184,56 @@ def layout(graph: nx.DiGraph, *, regions: Iterable[Region] = (), seed: int = 0) 
     spacing = math.sqrt(max((max(xs) - min(xs)) * (max(ys) - min(ys)), 1e-9) / len(points))
     scale = max(150.0 / median, 70.0 / spacing)
     return {key: (round(points[i][0] * scale, 1), round(points[i][1] * scale, 1)) for key, i in index.items()}
+
+
+def focus_layout(graph: nx.DiGraph, centre: str, rings: Sequence[Sequence[str]]) -> dict[str, tuple[float, float]]:
+    """Positions for a focus page: the paper in the middle, each round of related papers on a
+    wider circle (in rank order, the second round beside the papers that found them), each
+    concept at the centre of its papers, the paper's own concepts on a small circle round it."""
+    positions: dict[str, tuple[float, float]] = {centre: (0.0, 0.0)}
+    angle: dict[str, float] = {centre: 0.0}
+    for level, ring in enumerate(rings):
+        radius = FOCUS_RING * (level + 1)
+        papers = [key for key in ring if key in graph]
+        for i, key in enumerate(papers):
+            theta = -math.pi / 2 + 2 * math.pi * i / max(len(papers), 1)
+            if level:  # near the paper of the previous ring it is most related to
+                parents = [p for p in positions if p != centre and _linked(graph, p, key)]
+                if parents:
+                    base = sum(angle[p] for p in parents[:1])
+                    theta = base + (i % 5 - 2) * 0.12
+            angle[key] = theta
+            positions[key] = (round(radius * math.cos(theta), 1), round(radius * math.sin(theta), 1))
+    own = [key for key in sorted(graph) if key not in positions and graph.nodes[key].get("kind") == "concept"]
+    lonely = []
+    for key in own:
+        near = [positions[p] for p in graph.predecessors(key) if p in positions and p != centre]
+        if near:
+            x = sum(p[0] for p in near) / len(near) * 0.8
+            y = sum(p[1] for p in near) / len(near) * 0.8
+            positions[key] = (x, y)
+        else:
+            lonely.append(key)
+    for i, key in enumerate(lonely):  # concepts of the paper alone: a small circle round it
+        theta = 2 * math.pi * (i + 0.5) / len(lonely)
+        positions[key] = (round(FOCUS_RING * 0.45 * math.cos(theta), 1), round(FOCUS_RING * 0.45 * math.sin(theta), 1))
+    # Concepts that landed on the same spot (shared by the same papers) are fanned out.
+    seen: Counter[tuple[int, int]] = Counter()
+    for key in own:
+        x, y = positions[key]
+        spot = (round(x / 40), round(y / 40))
+        k = seen[spot]
+        seen[spot] += 1
+        dx, dy = _spiral(k, 45.0) if k else (0.0, 0.0)
+        positions[key] = (round(x + dx, 1), round(y + dy, 1))
+    for key in graph:  # anything else (a broader concept of none of these papers)
+        positions.setdefault(key, _spiral(len(positions), 60.0))
+    return positions
+
+
+def _linked(graph: nx.DiGraph, a: str, b: str) -> bool:
+    """Whether two papers share a concept drawn on the page."""
+    return bool(set(graph.successors(a)) & set(graph.successors(b)))
 
 
 def _tighten(points: list[tuple[float, float]], home: dict[int, int], graph: nx.DiGraph, keys: list[str], index: dict[str, int]) -> list[tuple[float, float]]:

@@ -17,7 +17,7 @@ AUTO_MAX_NODES = 5000
 
 # Focus mode: related papers per round (the focus paper's own, then each of theirs), and
 # how many of the concepts a related pair shares are drawn (the strongest reasons).
-FOCUS_RELATED = (10, 3)
+FOCUS_RELATED = (8, 3)  # the first as many as a paper's panel lists
 FOCUS_REASONS = 4
 
 
@@ -44,6 +44,7 @@ class Selection:
     min_papers: int  # the papers-per-concept threshold applied
     papers_available: int  # papers that passed the filters, before the automatic size cap
     focus: str | None = None  # the focus paper's key, in focus mode
+    rings: tuple[tuple[str, ...], ...] = ()  # focus mode: the related papers found in each round
 
 
 def select_subgraph(
@@ -67,19 +68,20 @@ def select_subgraph(
 
     `focus` (a paper id, title or title fragment) draws one paper and `depth` rounds of its
     related papers (as `kg related` ranks them): depth 0 is the paper and its concepts, 1
-    adds its 10 most related papers with the concepts each shares with it (the 4 strongest),
+    adds its 8 most related papers with the concepts each shares with it (the 4 strongest),
     2 adds the 3 most related to each of those, and so on.
     """
     counts = counts if counts is not None else concept_paper_counts(graph)
     wanted = set(parse_types(types)) if types is not None else set(ENTITY_TYPES)
     keep = [key for key, data in graph.nodes(data=True) if data.get("kind") == "paper" or data.get("type") in wanted]
     view: nx.DiGraph = graph.subgraph(keep)
-    centre = None
+    centre, rings = None, ()
     if focus is not None:
         if depth < 0:
             raise ValueError(f"depth must be 0 or more, not {depth}")
         centre = find_paper(graph, focus)
-        view = view.subgraph(_focus_nodes(graph, centre, depth, wanted))
+        chosen, rings = _focus_nodes(graph, centre, depth, wanted)
+        view = view.subgraph(chosen)
     papers = sorted(key for key in view if key not in counts)
     auto = min_papers is None
     if min_papers is None:
@@ -91,19 +93,19 @@ def select_subgraph(
     drawn = papers
     if auto and len(papers) + len(concepts) > max_nodes:
         drawn = _best_linked(graph, papers, concepts, room=max(max_nodes - len(concepts), 0))
-    return Selection(graph.subgraph([*drawn, *concepts]).copy(), min_papers, len(papers), centre)
+    return Selection(graph.subgraph([*drawn, *concepts]).copy(), min_papers, len(papers), centre, rings)
 
 
-def _focus_nodes(graph: nx.DiGraph, centre: str, depth: int, wanted: set[str]) -> set[str]:
+def _focus_nodes(graph: nx.DiGraph, centre: str, depth: int, wanted: set[str]) -> tuple[set[str], tuple[tuple[str, ...], ...]]:
     """The focus paper, its concepts, and `depth` rounds of related papers with the concepts
-    that tie each to the paper it was found from."""
+    that tie each to the paper it was found from; with the papers each round found, in rank order."""
     from kg.related_work import index_of  # the ranking `kg related` uses
 
     index = index_of(graph)
     number = {paper_key(pid): n for n, pid in enumerate(index.paper_ids)}
     keep = {centre}
     keep.update(t for t in graph.successors(centre) if graph.nodes[t].get("type") in wanted)
-    frontier = [centre]
+    frontier, rings = [centre], []
     for level in range(depth):
         top = FOCUS_RELATED[min(level, len(FOCUS_RELATED) - 1)]
         found = []
@@ -115,7 +117,8 @@ def _focus_nodes(graph: nx.DiGraph, centre: str, depth: int, wanted: set[str]) -
                     keep.add(other)
                     found.append(other)
         frontier = found
-    return {key for key in keep if key in graph}
+        rings.append(tuple(found))
+    return {key for key in keep if key in graph}, tuple(rings)
 
 
 def _auto_min_papers(view: nx.DiGraph, counts: dict[str, int], max_nodes: int) -> int:
