@@ -422,18 +422,17 @@ def test_concepts_left_off_the_page_still_reach_the_panel(make_graph, tmp_path: 
     write_html(make_graph(), tmp_path / "g.html", min_papers=2)  # draws only GNN and ImageNet
     page = (tmp_path / "g.html").read_text(encoding="utf-8")
     nodes, data = json_block(page, "kg-nodes"), json_block(page, "kg-data")
-    refs = nodes + data["extra"]
+    # Drawn nodes are referred to by their place in the node list, extras by N + their row.
+    refs = [node["label"] for node in nodes] + [row[1] for row in data["extra"]]
     assert [node["id"] for node in nodes] == ["concept:dataset/imagenet", "concept:method/gnn", "paper:p1", "paper:p2", "paper:p3"]
     kg_of = {node["id"]: node["kg"] for node in nodes}
-    assert sorted(refs[r]["id"] for r in kg_of["paper:p2"]["more"]) == ["concept:method/rag", "concept:metric/bleu"]
-    assert [refs[r]["id"] for r in kg_of["paper:p2"]["more_proposed"]] == ["concept:method/rag"]  # p2 proposes RAG
-    rag = next(extra for extra in data["extra"] if extra["id"] == "concept:method/rag")
-    assert rag == {"id": "concept:method/rag", "group": "METHOD", "label": "retrieval-augmented generation",
-                   "kg": {"papers": 1, "alt_labels": ["RAG"]}}  # fmt: skip
+    assert sorted(refs[r] for r in kg_of["paper:p2"]["more"]) == ["BLEU", "retrieval-augmented generation"]
+    assert [refs[r] for r in kg_of["paper:p2"]["more_proposed"]] == ["retrieval-augmented generation"]  # p2 proposes RAG
+    assert ["METHOD", "retrieval-augmented generation", 1, "RAG"] in data["extra"]  # type, label, papers, alt labels
     # message passing (not drawn) is narrower than GNN (drawn): the link travels too.
-    assert [[refs[a]["id"], refs[b]["id"]] for a, b in data["hierarchy"]] == [["concept:method/message-passing", "concept:method/gnn"]]
+    assert [[refs[a], refs[b]] for a, b in data["hierarchy"]] == [["message passing", "graph neural network"]]
     # The evil label stays data: escaped in the page, intact in the JSON.
-    assert "<script>window.__pwned='label'</script>" in [extra["label"] for extra in data["extra"]]
+    assert "<script>window.__pwned='label'</script>" in refs
     assert "<script>window.__pwned" not in page
 
 

@@ -18,8 +18,13 @@
   var FADED = { background: "#e5e7eb", border: "#e5e7eb" };
   var REGIONS = DATA.regions;
 
-  // Everything the data refers to by number: drawn nodes 0…N-1, then extras (not drawn).
-  var refs = nodeList.concat(DATA.extra);
+  // Everything the data refers to by number: drawn nodes 0…N-1, then extras (not drawn),
+  // which arrive as rows: ["paper", title, venue, year] or [type, label, papers, …alt labels].
+  var refs = nodeList.concat(DATA.extra.map(function (row, i) {
+    var id = "extra:" + (nodeList.length + i);
+    if (row[0] === "paper") return { id: id, group: "paper", label: row[1], kg: { title: row[1], venue: row[2], year: row[3] } };
+    return { id: id, group: row[0], label: row[1], kg: { papers: row[2], alt_labels: row.slice(3) } };
+  }));
   var byId = new Map();
   var neighbours = new Map();
   refs.forEach(function (node, i) {
@@ -367,9 +372,8 @@
   var conceptOrder = nodeList.filter(function (node) { return node.group !== "paper"; }).sort(byWeight);
   var paperOrder = paperNodes.slice().sort(byWeight);
 
-  function labelText(node) {
-    var text = node.group === "paper" ? node.label : node.label;
-    return text.length > 42 ? text.slice(0, 41) + "…" : text;
+  function labelText(node) {  // papers' labels are already short titles (≤ 40 characters)
+    return node.label.length > 42 ? node.label.slice(0, 41) + "…" : node.label;
   }
 
   function fontFor(node, strong) {

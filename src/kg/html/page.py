@@ -16,8 +16,9 @@ CDN, and its tooltips render node titles as HTML. Here:
 
 The panel needs more than the drawn nodes: each paper's related papers (ranked here, as
 `kg related` ranks them, top `RELATED` per paper) and every concept it mentions, drawn or
-not. Whatever is referred to but not drawn travels in an "extra" table; references are
-numbers (drawn nodes 0…N-1 in the order of the node list, extras N…) to keep pages small.
+not. Whatever is referred to but not drawn travels in an "extra" table of compact rows;
+references are numbers (drawn nodes 0…N-1 in the order of the node list, extras N…) to keep
+pages small.
 """
 
 from __future__ import annotations
@@ -124,7 +125,7 @@ class _Refs:
     def __init__(self, source: nx.DiGraph, drawn: list[str], counts: dict[str, int]) -> None:
         self.source, self.counts = source, counts
         self.number = {key: i for i, key in enumerate(drawn)}
-        self.extra: list[dict[str, Any]] = []
+        self.extra: list[list[Any]] = []
 
     def __call__(self, key: str) -> int:
         number = self.number.get(key)
@@ -134,14 +135,15 @@ class _Refs:
         return number
 
 
-def _extra_record(graph: nx.DiGraph, key: str, counts: dict[str, int]) -> dict[str, Any]:
-    """What the panel shows of a node that is not drawn."""
+def _extra_record(graph: nx.DiGraph, key: str, counts: dict[str, int]) -> list[Any]:
+    """What the panel shows of a node that is not drawn, as a compact row (there can be tens
+    of thousands): ["paper", title, venue, year] or [type, label, papers, *alt_labels]."""
     data = graph.nodes[key]
     if data.get("kind") == "paper":
-        return {"id": key, "group": "paper", "label": short_title(str(data.get("title") or key)),
-                "kg": {"title": str(data.get("title") or data.get("id") or key), **_paper_meta(data)}}
-    return {"id": key, "group": str(data.get("type")), "label": str(data.get("label") or data.get("id") or key),
-            "kg": {"papers": counts.get(key, 0), "alt_labels": [str(a) for a in list(data.get("alt_labels") or ())[:MAX_ALT_LABELS]]}}
+        meta = _paper_meta(data)
+        return ["paper", str(data.get("title") or data.get("id") or key), meta["venue"], meta["year"]]
+    alt = [str(a) for a in list(data.get("alt_labels") or ())[:MAX_ALT_LABELS]]
+    return [str(data.get("type")), str(data.get("label") or data.get("id") or key), counts.get(key, 0), *alt]
 
 
 def _paper_meta(data: dict[str, Any]) -> dict[str, Any]:
