@@ -70,8 +70,14 @@
   }
 
   // vis-network draws shapes only: labels are drawn by this script (see "labels" below).
+  // Types whose toggle starts off (terms) start hidden: updating them after the network
+  // exists would cost a synchronous redraw before the page is ready.
+  var startsOff = new Set();
+  document.querySelectorAll(".kg-toggle input").forEach(function (box) { if (!box.checked) startsOff.add(box.value); });
+  var hiddenState = new Map();
   var nodes = new vis.DataSet(nodeList.map(function (node) {
-    var copy = { id: node.id, group: node.group, size: node.size, x: node.x, y: node.y };
+    var copy = { id: node.id, group: node.group, size: node.size, x: node.x, y: node.y, hidden: startsOff.has(node.group) };
+    hiddenState.set(node.id, copy.hidden);
     if (node.group === "paper") copy.color = colorOf(node);
     return copy;
   }));
@@ -215,7 +221,6 @@
     return !hiddenTypes.has(node.group) && !(minPapers > 1 && node.kg.papers < minPapers);
   }
 
-  var hiddenState = new Map();
   function applyFilters() {
     var metaFilter = venue !== "" || yearRange[0] !== minYear || yearRange[1] !== maxYear;
     var passing = new Set();
@@ -489,7 +494,10 @@
           var centre = regionCentres[i];
           if (!centre) return;
           var name = region.name.length > 48 ? region.name.slice(0, 47) + "…" : region.name;
-          place("region:" + i, name, "700 15px " + FONT, 15, centre[0] * scale + tx, centre[1] * scale + ty - 8, "#0f172a", region.color, 7);
+          var font = "700 15px " + FONT, x = centre[0] * scale + tx, y = centre[1] * scale + ty - 8, half = measure(ctx, name, font) / 2;
+          // Else shifted sideways (off the controls, say) or up or down.
+          place("region:" + i, name, font, 15, x, y, "#0f172a", region.color, 7,
+            [[x + half, y], [x - half, y], [x, y - 24], [x, y + 24], [x + half, y + 24], [x - half, y - 24]]);
         });
       }
       // Papers join the concepts as the view zooms in: their weight grows with the scale.
@@ -515,7 +523,9 @@
     window.kgLabelMs = performance.now() - started;  // for bench/html_page.py
   });
   // Registered after the labels: ready means drawn, labels included.
-  network.once("afterDrawing", function () {
+  network.on("afterDrawing", function ready() {
+    if (!scriptDone) return;  // a frame drawn while this script still runs is not "ready"
+    network.off("afterDrawing", ready);
     window.kgReadyAt = performance.now();
     window.kgReady = true;
     document.body.setAttribute("data-ready", "true");
@@ -834,4 +844,5 @@
   search.addEventListener("blur", function () { results.hidden = true; });
 
   applyFilters();
+  var scriptDone = true;
 })();

@@ -39,7 +39,8 @@ FOCUS_RING = 420.0  # focus pages: radius of the first ring of related papers (p
 REGION_PULL = 5.0  # weight of a paper's tie to its region's virtual centre
 ACROSS = 0.15  # weight of an edge between a paper and a concept of another region (inside: 1)
 SHRINK = 0.55  # after the layout, each region is drawn this much tighter around its centre…
-SPREAD = 1.7  # …and the regions' centres this much further from the middle: gaps open between them
+SPREAD = 1.7  # …and nodes of no region (with no neighbour in one) this much further from the middle
+RING_GAP = 1.25  # the regions' ring is this much longer than their diameters laid end to end
 
 
 @dataclass(frozen=True)
@@ -237,34 +238,50 @@ def _linked(graph: nx.DiGraph, a: str, b: str) -> bool:
 
 
 def _tighten(points: list[tuple[float, float]], home: dict[int, int], graph: nx.DiGraph, keys: list[str], index: dict[str, int]) -> list[tuple[float, float]]:
-    """Shrink each region around its centroid (so gaps open between regions) and put the
-    concepts that belong to none at the mean of their papers' new places."""
-    if not home:
-        return points
-    sums: dict[int, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
+    """Re-place the regions round a ring, each drawn tighter round its centre, and put what
+    belongs to no region at the mean of its neighbours' new places.
+
+    Fruchterman–Reingold already groups each region but packs their centres together (and
+    often in a long strip); on a ring, in the angular order the layout found (so that
+    neighbouring regions stay neighbours), each gets its own patch and the concepts several
+    regions share settle in the middle.
+    """
+    members: dict[int, list[int]] = defaultdict(list)
     for i, r in home.items():
-        total = sums[r]
-        total[0] += points[i][0]
-        total[1] += points[i][1]
-        total[2] += 1
-    centres = {r: (x / k, y / k) for r, (x, y, k) in sums.items()}
+        members[r].append(i)
+    if len(members) < 2:
+        return points
+    centres = {r: (sum(points[i][0] for i in group) / len(group), sum(points[i][1] for i in group) / len(group)) for r, group in members.items()}
     gx = sum(x for x, _ in centres.values()) / len(centres)
     gy = sum(y for _, y in centres.values()) / len(centres)
+    # A region's radius once shrunk: its members' 90th-percentile distance from its centre.
+    radius = {}
+    for r, group in members.items():
+        distances = sorted(math.dist(points[i], centres[r]) for i in group)
+        radius[r] = max(distances[int(0.9 * (len(distances) - 1))] * SHRINK, 1e-6)
+    order = sorted(members, key=lambda r: (math.atan2(centres[r][1] - gy, centres[r][0] - gx), r))
+    ring = max(sum(2 * radius[r] * RING_GAP for r in order) / (2 * math.pi), 1.5 * max(radius.values()))
+    places, turned = {}, 0.0
+    total = sum(radius.values())
+    for r in order:
+        share = radius[r] / total * math.pi  # half of this region's arc
+        theta = turned + share
+        turned += 2 * share
+        places[r] = (gx + ring * math.cos(theta), gy + ring * math.sin(theta))
     moved = list(points)
     for i, r in home.items():
-        cx, cy = centres[r]
-        nx_, ny_ = gx + (cx - gx) * SPREAD, gy + (cy - gy) * SPREAD
-        moved[i] = (nx_ + (points[i][0] - cx) * SHRINK, ny_ + (points[i][1] - cy) * SHRINK)
-    for i, key in enumerate(keys):
-        if i in home:
-            continue
-        near = [index[p] for p in graph.predecessors(key) if index[p] in home]
-        if near:
-            mx = sum(moved[j][0] for j in near) / len(near)
-            my = sum(moved[j][1] for j in near) / len(near)
-            moved[i] = (mx, my)
-        else:
-            moved[i] = (gx + (points[i][0] - gx) * SPREAD, gy + (points[i][1] - gy) * SPREAD)
+        (cx, cy), (px, py) = centres[r], places[r]
+        moved[i] = (px + (points[i][0] - cx) * SHRINK, py + (points[i][1] - cy) * SHRINK)
+    # Concepts of no region: among their papers; then papers of no region: among their concepts.
+    rest = [i for i in range(len(keys)) if i not in home]
+    for kind, neighbours in (("concept", graph.predecessors), ("paper", graph.successors)):
+        for n, i in enumerate(j for j in rest if graph.nodes[keys[j]].get("kind") == kind):
+            near = [index[other] for other in neighbours(keys[i]) if index[other] in home or kind == "paper"]
+            if near:
+                jx, jy = _spiral(n % 7, radius[order[0]] * 0.05)  # do not stack exactly
+                moved[i] = (sum(moved[j][0] for j in near) / len(near) + jx, sum(moved[j][1] for j in near) / len(near) + jy)
+            else:
+                moved[i] = (gx + (points[i][0] - gx) * SPREAD, gy + (points[i][1] - gy) * SPREAD)
     return moved
 
 
