@@ -260,7 +260,10 @@ def _tighten(points: list[tuple[float, float]], home: dict[int, int], graph: nx.
         distances = sorted(math.dist(points[i], centres[r]) for i in group)
         radius[r] = max(distances[int(0.9 * (len(distances) - 1))] * SHRINK, 1e-6)
     order = sorted(members, key=lambda r: (math.atan2(centres[r][1] - gy, centres[r][0] - gx), r))
-    ring = max(sum(2 * radius[r] * RING_GAP for r in order) / (2 * math.pi), 1.5 * max(radius.values()))
+    # Long enough for every region side by side, and no smaller than the layout had them
+    # (nodes of no region stay where the layout put them, further out).
+    spread = sum(math.dist(centres[r], (gx, gy)) for r in order) / len(order)
+    ring = max(sum(2 * radius[r] * RING_GAP for r in order) / (2 * math.pi), 1.5 * max(radius.values()), spread * SPREAD)
     places, turned = {}, 0.0
     total = sum(radius.values())
     for r in order:
