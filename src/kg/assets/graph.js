@@ -479,6 +479,20 @@
     }
 
     if (lit !== null) {
+      // A ring round each lit node, so that the neighbourhood stands out even zoomed far out.
+      ctx.lineWidth = 2;
+      lit.forEach(function (id) {
+        var node = byId.get(id);
+        if (!node || !node.drawn || hiddenState.get(id)) return;
+        var body = network.body.nodes[id];
+        var x = body.x * scale + tx, y = body.y * scale + ty;
+        if (x < -20 || y < -20 || x > width + 20 || y > height + 20) return;
+        var fill = colorOf(node);
+        ctx.strokeStyle = id === selected ? "#111827" : (fill && fill.background) || "#374151";
+        ctx.beginPath();
+        ctx.arc(x, y, Math.max(node.size * scale, 3) + 3, 0, 2 * Math.PI);
+        ctx.stroke();
+      });
       if (selected !== null) tryNode(byId.get(selected), true);
       var tries = 0;
       for (var a = 0, b = 0; (a < conceptOrder.length || b < paperOrder.length) && tries < MAX_TRIES;) {
