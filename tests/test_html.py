@@ -194,10 +194,14 @@ def test_page_nodes_styles_and_edges(make_graph) -> None:
     # size by degree: GNN (3 papers + 1 narrower concept) is the biggest concept
     assert max((n for n in nodes.values() if n["group"] != "paper"), key=lambda n: n["size"])["id"] == "concept:method/gnn"
     assert all(isinstance(n["x"], float) and isinstance(n["y"], float) for n in nodes.values())
+    # Edges as [from, to, kind] places in the node list (kind 0 used, 1 proposed, 2 broader).
     edges = json_block(page, "kg-edges")
-    assert len(edges) == 12
-    assert {"from": "concept:method/message-passing", "to": "concept:method/gnn", "dashes": True, "kind": "broader"} in edges
-    assert {"from": "paper:p1", "to": "concept:method/gnn", "width": 2, "kind": "proposed"} in edges
+    order = [node["id"] for node in json_block(page, "kg-nodes")]
+    named = [(order[a], order[b], kind) for a, b, kind in edges]
+    assert len(named) == 12
+    assert ("concept:method/message-passing", "concept:method/gnn", 2) in named
+    assert ("paper:p1", "concept:method/gnn", 1) in named
+    assert ("paper:p1", "concept:task/molecule", 0) in named
     options = json_block(page, "kg-options")
     assert options["physics"] == {"enabled": False}
     assert options["edges"]["smooth"] is False

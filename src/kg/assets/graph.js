@@ -9,8 +9,16 @@
     return JSON.parse(document.getElementById(id).textContent);
   }
 
+  // Edges arrive as [from, to, kind] numbers (places in the node list; kind 0 used,
+  // 1 proposed: drawn thick, 2 broader: dashed).
+  var EDGE_KINDS = ["used", "proposed", "broader"];
   var nodeList = readJSON("kg-nodes");
-  var edgeList = readJSON("kg-edges");
+  var edgeList = readJSON("kg-edges").map(function (row) {
+    var edge = { from: nodeList[row[0]].id, to: nodeList[row[1]].id, kind: EDGE_KINDS[row[2]] };
+    if (row[2] === 1) edge.width = 2;
+    if (row[2] === 2) edge.dashes = true;
+    return edge;
+  });
   var options = readJSON("kg-options");
   var GROUPS = readJSON("kg-groups");
   var DATA = readJSON("kg-data");
@@ -41,7 +49,7 @@
     neighbours.get(to).push({ id: from, kind: kind, out: false });
   }
   edgeList.forEach(function (edge) {
-    if (neighbours.has(edge.from) && neighbours.has(edge.to)) link(edge.from, edge.to, edge.kind || "used");
+    link(edge.from, edge.to, edge.kind);
   });
   // Links that are not drawn: broader/narrower beyond the drawn edges, concepts of a paper
   // that the page does not draw. Marked `hidden` so highlight and counts ignore them.

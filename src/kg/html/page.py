@@ -234,15 +234,16 @@ def _panel_data(source: nx.DiGraph, graph: nx.DiGraph, records: list[dict[str, A
     return {"extra": refs.extra, "hierarchy": sorted(map(list, hierarchy))}
 
 
-def _edge_records(graph: nx.DiGraph) -> list[dict[str, Any]]:
+EDGE_KINDS = ("used", "proposed", "broader")  # an edge's third number in the page data
+
+
+def _edge_records(graph: nx.DiGraph, number: dict[str, int]) -> list[list[int]]:
+    """Edges as [from, to, kind] numbers (node list places; `EDGE_KINDS`): node keys are long
+    slugs, and repeating them per edge made edges the largest part of big pages."""
     records = []
     for source, target, data in sorted(graph.edges(data=True), key=lambda e: (e[0], e[1])):
-        record: dict[str, Any] = {"from": source, "to": target}
-        if data.get("kind") == "broader":
-            record.update(dashes=True, kind="broader")
-        elif data.get("role") == "proposed":
-            record.update(width=2, kind="proposed")
-        records.append(record)
+        kind = 2 if data.get("kind") == "broader" else 1 if data.get("role") == "proposed" else 0
+        records.append([number[source], number[target], kind])
     return records
 
 
@@ -307,7 +308,8 @@ def render_html(
     positions = focus_layout(graph, focus, rings) if focus in graph else layout(graph, regions=regions, seed=seed)
     net.nodes = _node_records(graph, counts, positions, region_of)
     panel = _panel_data(source, graph, net.nodes, counts)
-    net.edges = _edge_records(graph)
+    number = {record["id"]: i for i, record in enumerate(net.nodes)}
+    net.edges = _edge_records(graph, number)
     net.options = vis_options(nodes=len(net.nodes), edges=len(net.edges))
     pyvis_templates = Path(net.template_dir)
     net.templateEnv = jinja2.Environment(
@@ -315,7 +317,6 @@ def render_html(
         autoescape=True,
     )
     net.templateEnv.filters["script_json"] = lambda value: markupsafe.Markup(script_json(value))
-    number = {record["id"]: i for i, record in enumerate(net.nodes)}
     data = {
         "regions": [{**region.to_dict(), "concepts": [number[c] for c in region.concepts if c in number]} for region in regions],
         "other_color": OTHER_COLOR,
