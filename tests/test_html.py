@@ -318,33 +318,7 @@ def test_build_writes_the_same_page_as_kg_html(seeds_out: Path, seeds_graph, tmp
 # ---- regions of the field ----
 
 
-def two_fields() -> nx.DiGraph:
-    """12 papers in two fields (graphs: g1–g6, vision: v1–v6), each paper mentioning two of
-    its field's three concepts, and all of them one hub concept ("deep learning")."""
-    from kg.graph import build_graph
-    from kg.model import Concept, Mention, Paper, PaperEntities
-
-    def mention(concept: str) -> Mention:
-        return Mention(0, 1, "x", "METHOD", concept, "used", "vocab", 0.9, 0, 1)  # type: ignore[arg-type]
-
-    fields = {"g": ["method/gnn", "method/message-passing", "task/link-prediction"],
-              "v": ["method/cnn", "dataset/imagenet", "task/segmentation"]}  # fmt: skip
-    papers, entities = [], []
-    for field, concepts in fields.items():
-        for i in range(6):
-            key = f"{field}{i + 1}"
-            papers.append(Paper(key, f"Paper {key}", "An abstract.", year=2018 + i, venue="ICML" if i % 2 else "NeurIPS"))
-            mine = [concepts[i % 3], concepts[(i + 1) % 3], "method/deep-learning"]
-            entities.append(PaperEntities(key, tuple(mention(c) for c in mine)))
-    labels = {"method/gnn": "graph neural network", "method/message-passing": "message passing", "task/link-prediction": "link prediction",
-              "method/cnn": "convolutional network", "dataset/imagenet": "ImageNet", "task/segmentation": "segmentation",
-              "method/deep-learning": "deep learning"}  # fmt: skip
-    types = {"method": "METHOD", "dataset": "DATASET", "task": "TASK"}
-    concepts = [Concept(cid, types[cid.split("/")[0]], label) for cid, label in labels.items()]  # type: ignore[arg-type]
-    return build_graph(papers, entities, concepts)
-
-
-def test_regions_are_the_two_fields_named_by_their_own_concepts() -> None:
+def test_regions_are_the_two_fields_named_by_their_own_concepts(two_fields) -> None:
     from kg.html import concept_paper_counts
 
     graph = two_fields()
@@ -365,7 +339,7 @@ def test_regions_are_the_two_fields_named_by_their_own_concepts() -> None:
     assert find_regions(graph, papers, concept_paper_counts(graph)) == regions  # seeded: deterministic
 
 
-def test_layout_keeps_each_region_together() -> None:
+def test_layout_keeps_each_region_together(two_fields) -> None:
     import math
 
     from kg.html import concept_paper_counts
@@ -385,7 +359,7 @@ def test_layout_keeps_each_region_together() -> None:
     assert layout(graph, regions=regions) == positions
 
 
-def test_page_carries_regions_and_colours_papers_by_region() -> None:
+def test_page_carries_regions_and_colours_papers_by_region(two_fields) -> None:
     page = render_html(two_fields())
     data = json_block(page, "kg-data")
     nodes = json_block(page, "kg-nodes")

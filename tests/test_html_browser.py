@@ -212,6 +212,9 @@ def test_corpus_payloads_never_execute(open_page) -> None:
     # The payloads are text: no element was made from them, and no javascript: link exists.
     assert page.js("document.querySelectorAll('img, iframe, svg script, #kg-panel script, #kg-tooltip *:not(div):not(strong):not(b)').length") == 0
     assert page.js("[...document.querySelectorAll('a')].map(a => a.href)") == ["https://ok.example/p3"]
+    # The venue filter lists the HTML-ish venue as text, not as markup.
+    assert "<i>Venue</i> (1)" in page.js("[...document.querySelectorAll('#kg-venue option')].map(o => o.textContent)")
+    assert page.js("document.querySelectorAll('i, [onmouseover]').length") == 0
     page.page.mouse.click(*page.node_point("paper:p2"))  # javascript: URL: no link at all
     assert page.js("document.querySelectorAll('#kg-panel a').length") == 0
     page.page.wait_for_timeout(200)
@@ -247,9 +250,7 @@ def overlapping(boxes: list[dict]) -> list[tuple[str, str]]:
     ]
 
 
-def test_regions_legend_names_and_colours_the_communities(open_page) -> None:
-    from test_html import two_fields
-
+def test_regions_legend_names_and_colours_the_communities(open_page, two_fields) -> None:
     page = open_page(graph=two_fields())
     assert page.js("document.getElementById('kg-regions').hidden") is False
     legend = page.js("[...document.querySelectorAll('#kg-region-list li')].map(li => li.textContent)")
@@ -349,9 +350,7 @@ def test_concept_hidden_by_the_slider_is_shown_when_clicked(open_page) -> None:
     assert page.js("document.getElementById('kg-threshold-value').textContent") == "1"
 
 
-def test_year_and_venue_filters_change_what_is_shown(open_page) -> None:
-    from test_html import two_fields
-
+def test_year_and_venue_filters_change_what_is_shown(open_page, two_fields) -> None:
     page = open_page(graph=two_fields())  # papers i = 0…5 of each field: year 2018 + i, ICML when i is odd
     stats = "document.getElementById('kg-stats').textContent"
     assert page.js(stats) == "12 papers · 7 concepts shown"
