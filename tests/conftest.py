@@ -227,6 +227,39 @@ def sample_dir(sample_graph, tmp_path: Path) -> Path:
     return tmp_path
 
 
+def _two_fields_graph():
+    """12 papers in two fields (graphs: g1–g6, vision: v1–v6), each paper mentioning two of
+    its field's three concepts, and all of them one hub concept ("deep learning")."""
+    from kg.graph import build_graph
+    from kg.model import Concept, Mention, Paper, PaperEntities
+
+    def mention(concept: str) -> Mention:
+        return Mention(0, 1, "x", "METHOD", concept, "used", "vocab", 0.9, 0, 1)  # type: ignore[arg-type]
+
+    fields = {"g": ["method/gnn", "method/message-passing", "task/link-prediction"],
+              "v": ["method/cnn", "dataset/imagenet", "task/segmentation"]}  # fmt: skip
+    papers, entities = [], []
+    for field, concepts in fields.items():
+        for i in range(6):
+            key = f"{field}{i + 1}"
+            papers.append(Paper(key, f"Paper {key}", "An abstract.", year=2018 + i, venue="ICML" if i % 2 else "NeurIPS"))
+            mine = [concepts[i % 3], concepts[(i + 1) % 3], "method/deep-learning"]
+            entities.append(PaperEntities(key, tuple(mention(c) for c in mine)))
+    labels = {"method/gnn": "graph neural network", "method/message-passing": "message passing", "task/link-prediction": "link prediction",
+              "method/cnn": "convolutional network", "dataset/imagenet": "ImageNet", "task/segmentation": "segmentation",
+              "method/deep-learning": "deep learning"}  # fmt: skip
+    types = {"method": "METHOD", "dataset": "DATASET", "task": "TASK"}
+    concepts = [Concept(cid, types[cid.split("/")[0]], label) for cid, label in labels.items()]  # type: ignore[arg-type]
+    return build_graph(papers, entities, concepts)
+
+
+@pytest.fixture(scope="session")
+def two_fields() -> Callable:
+    """`two_fields()`: a new copy of a 12-paper graph in two fields (graphs g1–g6, vision v1–v6;
+    years 2018 + i, ICML when i is odd) sharing one hub concept: regions, layout, filters."""
+    return _two_fields_graph
+
+
 @pytest.fixture(scope="session")
 def make_graph() -> Callable:
     """`make_graph()`: a new copy of the hand-made HTML graph (3 papers, 8 concepts of all five types)."""

@@ -14,6 +14,8 @@ import pytest
 from kg.cli import main
 from kg.graph import save
 from kg.html import (
+    find_regions,
+    layout,
     render_html,
     safe_url,
     script_json,
@@ -99,12 +101,26 @@ def test_select_min_papers_drops_rare_concepts(make_graph) -> None:
     assert concept_ids(view) == ["concept:dataset/imagenet", "concept:method/gnn"]
 
 
-def test_select_focus_and_depth(make_graph) -> None:
+def test_select_focus_draws_related_papers_and_what_they_share(make_graph) -> None:
     graph = make_graph()
-    view = select_subgraph(graph, focus="p1", depth=1).graph
-    assert sorted(view) == ["concept:hardware/gpu", "concept:method/gnn", "concept:method/message-passing", "concept:task/molecule", "paper:p1"]
-    view = select_subgraph(graph, focus="molecular property", depth=2).graph  # title fragment; p2, p3 share GNN
-    assert {"paper:p2", "paper:p3"} <= set(view) and "concept:metric/bleu" not in view
+    # depth 0: the paper and its concepts.
+    assert sorted(select_subgraph(graph, focus="p1", depth=0).graph) == [
+        "concept:hardware/gpu", "concept:method/gnn", "concept:method/message-passing", "concept:task/molecule", "paper:p1",
+    ]
+    # depth 1: + its related papers (p2, p3 share GNN with it) and that shared concept, not
+    # what else they mention (RAG, BLEU, ImageNet, the evil method).
+    selection = select_subgraph(graph, focus="p1", depth=1)
+    assert selection.focus == "paper:p1"
+    assert sorted(selection.graph) == [
+        "concept:hardware/gpu", "concept:method/gnn", "concept:method/message-passing", "concept:task/molecule",
+        "paper:p1", "paper:p2", "paper:p3",
+    ]
+    # depth 2: + what p2 and p3 share with their own related papers (ImageNet, between them).
+    view = select_subgraph(graph, focus="molecular property", depth=2).graph  # title fragment
+    assert set(view) - set(selection.graph) == {"concept:dataset/imagenet"}
+    assert "concept:metric/bleu" not in view and "concept:method/rag" not in view
+    with pytest.raises(ValueError, match="depth must be 0 or more"):
+        select_subgraph(graph, focus="p1", depth=-1)
 
 
 def test_select_chooses_min_papers_automatically_for_big_graphs(make_graph) -> None:
@@ -178,10 +194,14 @@ def test_page_nodes_styles_and_edges(make_graph) -> None:
     # size by degree: GNN (3 papers + 1 narrower concept) is the biggest concept
     assert max((n for n in nodes.values() if n["group"] != "paper"), key=lambda n: n["size"])["id"] == "concept:method/gnn"
     assert all(isinstance(n["x"], float) and isinstance(n["y"], float) for n in nodes.values())
+    # Edges as [from, to, kind] places in the node list (kind 0 used, 1 proposed, 2 broader).
     edges = json_block(page, "kg-edges")
-    assert len(edges) == 12
-    assert {"from": "concept:method/message-passing", "to": "concept:method/gnn", "dashes": True, "kind": "broader"} in edges
-    assert {"from": "paper:p1", "to": "concept:method/gnn", "width": 2, "kind": "proposed"} in edges
+    order = [node["id"] for node in json_block(page, "kg-nodes")]
+    named = [(order[a], order[b], kind) for a, b, kind in edges]
+    assert len(named) == 12
+    assert ("concept:method/message-passing", "concept:method/gnn", 2) in named
+    assert ("paper:p1", "concept:method/gnn", 1) in named
+    assert ("paper:p1", "concept:task/molecule", 0) in named
     options = json_block(page, "kg-options")
     assert options["physics"] == {"enabled": False}
     assert options["edges"]["smooth"] is False
@@ -230,9 +250,12 @@ def test_cli_options(graph_dir: Path, tmp_path: Path, capsys) -> None:
     target = tmp_path / "sub" / "focus.html"
     code = main(["html", "--graph", str(graph_dir / "graph.json"), "-o", str(target), "--focus", "p2", "--depth", "1", "--types", "method,dataset"])
     assert code == 0
-    assert "1 papers, 3 concepts (in ≥ 1 papers), 3 edges" in capsys.readouterr().out
-    nodes = {node["id"] for node in json_block(target.read_text(encoding="utf-8"), "kg-nodes")}
-    assert nodes == {"paper:p2", "concept:method/rag", "concept:method/gnn", "concept:dataset/imagenet"}
+    # p2, its methods and datasets, and its two related papers (linked to it by ImageNet and GNN).
+    assert "3 papers, 3 concepts (in ≥ 1 papers), 6 edges" in capsys.readouterr().out
+    page = target.read_text(encoding="utf-8")
+    nodes = {node["id"] for node in json_block(page, "kg-nodes")}
+    assert nodes == {"paper:p1", "paper:p2", "paper:p3", "concept:method/rag", "concept:method/gnn", "concept:dataset/imagenet"}
+    assert json_block(page, "kg-data")["focus"] == "paper:p2"  # the page opens with it selected
 
 
 def test_cli_max_nodes(graph_dir: Path, capsys) -> None:
@@ -290,3 +313,116 @@ def test_build_writes_the_same_page_as_kg_html(seeds_out: Path, seeds_graph, tmp
     nodes = json_block(built.decode("utf-8"), "kg-nodes")
     assert len(nodes) == graph.number_of_nodes()  # the seeds are small: nothing filtered
     assert sum(1 for node in nodes if node["group"] == "paper") == 38
+
+
+# ---- regions of the field ----
+
+
+def test_regions_are_the_two_fields_named_by_their_own_concepts(two_fields) -> None:
+    from kg.html import concept_paper_counts
+
+    graph = two_fields()
+    papers = [key for key, data in graph.nodes(data=True) if data["kind"] == "paper"]
+    regions = find_regions(graph, papers, concept_paper_counts(graph))
+    assert sorted(region.papers for region in regions) == [
+        tuple(f"paper:g{i}" for i in range(1, 7)), tuple(f"paper:v{i}" for i in range(1, 7)),
+    ]
+    for region in regions:
+        field = region.papers[0].removeprefix("paper:")[0]
+        # Named by three of its own concepts; the hub in every paper names neither.
+        assert len(region.concepts) == 3 and "concept:method/deep-learning" not in region.concepts
+        own = {"g": {"concept:method/gnn", "concept:method/message-passing", "concept:task/link-prediction"},
+               "v": {"concept:method/cnn", "concept:dataset/imagenet", "concept:task/segmentation"}}[field]  # fmt: skip
+        assert set(region.concepts) == own
+        assert region.name == " · ".join(graph.nodes[c]["label"] for c in region.concepts)
+    assert regions[0].color != regions[1].color
+    assert find_regions(graph, papers, concept_paper_counts(graph)) == regions  # seeded: deterministic
+
+
+def test_layout_keeps_each_region_together(two_fields) -> None:
+    import math
+
+    from kg.html import concept_paper_counts
+
+    graph = two_fields()
+    papers = [key for key, data in graph.nodes(data=True) if data["kind"] == "paper"]
+    regions = find_regions(graph, papers, concept_paper_counts(graph))
+    positions = layout(graph, regions=regions)
+    assert set(positions) == set(graph)
+    inside, across = [], []
+    for a in papers:
+        for b in papers:
+            if a < b:
+                (inside if a[6] == b[6] else across).append(math.dist(positions[a], positions[b]))
+    # Every paper is nearer to each paper of its own field than the two fields' papers are on average.
+    assert max(inside) < sum(across) / len(across)
+    assert layout(graph, regions=regions) == positions
+
+
+def test_page_carries_regions_and_colours_papers_by_region(two_fields) -> None:
+    page = render_html(two_fields())
+    data = json_block(page, "kg-data")
+    nodes = json_block(page, "kg-nodes")
+    assert [region["size"] for region in data["regions"]] == [6, 6]
+    assert {region["name"] for region in data["regions"]} == {
+        "graph neural network · message passing · link prediction", "ImageNet · convolutional network · segmentation",
+    }
+    for region in data["regions"]:
+        assert all(nodes[ref]["group"] != "paper" for ref in region["concepts"])  # references to drawn concepts
+    regions = {node["id"]: node["kg"]["region"] for node in nodes if node["group"] == "paper"}
+    assert len({regions[f"paper:g{i}"] for i in range(1, 7)}) == 1 and len({regions[f"paper:v{i}"] for i in range(1, 7)}) == 1
+    assert regions["paper:g1"] != regions["paper:v1"]
+
+
+# ---- the panel's data: related papers, concepts that are not drawn ----
+
+
+def test_each_paper_carries_its_related_papers_as_kg_related_ranks_them(make_graph) -> None:
+    import kg
+
+    graph = make_graph()
+    page = render_html(graph)
+    nodes = json_block(page, "kg-nodes")
+    for node in nodes:
+        if node["group"] != "paper":
+            continue
+        expected = kg.related(graph, node["id"].removeprefix("paper:"), top=8)
+        got = node["kg"]["related"]
+        assert [nodes[ref]["id"] for ref, _, _ in got] == [f"paper:{r.id}" for r in expected]
+        assert [score for _, score, _ in got] == [round(r.score, 1) for r in expected]
+        # The strongest shared concepts first, as references to concept nodes.
+        assert [[nodes[c]["id"] for c in why] for _, _, why in got] == [[f"concept:{x.concept}" for x in r.reasons[:3]] for r in expected]
+    p2 = next(node for node in nodes if node["id"] == "paper:p2")["kg"]
+    assert [nodes[ref]["id"] for ref, _, _ in p2["related"]] == ["paper:p3", "paper:p1"]  # ImageNet and GNN beat GNN alone
+
+
+def test_concepts_left_off_the_page_still_reach_the_panel(make_graph, tmp_path: Path) -> None:
+    write_html(make_graph(), tmp_path / "g.html", min_papers=2)  # draws only GNN and ImageNet
+    page = (tmp_path / "g.html").read_text(encoding="utf-8")
+    nodes, data = json_block(page, "kg-nodes"), json_block(page, "kg-data")
+    # Drawn nodes are referred to by their place in the node list, extras by N + their row.
+    refs = [node["label"] for node in nodes] + [row[1] for row in data["extra"]]
+    assert [node["id"] for node in nodes] == ["concept:dataset/imagenet", "concept:method/gnn", "paper:p1", "paper:p2", "paper:p3"]
+    kg_of = {node["id"]: node["kg"] for node in nodes}
+    assert sorted(refs[r] for r in kg_of["paper:p2"]["more"]) == ["BLEU", "retrieval-augmented generation"]
+    assert [refs[r] for r in kg_of["paper:p2"]["more_proposed"]] == ["retrieval-augmented generation"]  # p2 proposes RAG
+    assert ["METHOD", "retrieval-augmented generation", 1, "RAG"] in data["extra"]  # type, label, papers, alt labels
+    # message passing (not drawn) is narrower than GNN (drawn): the link travels too.
+    assert [[refs[a], refs[b]] for a, b in data["hierarchy"]] == [["message passing", "graph neural network"]]
+    # The evil label stays data: escaped in the page, intact in the JSON.
+    assert "<script>window.__pwned='label'</script>" in refs
+    assert "<script>window.__pwned" not in page
+
+
+def test_focus_page_draws_the_related_papers_of_a_seeds_paper(seeds_graph, tmp_path: Path) -> None:
+    import kg
+
+    graph = seeds_graph
+    key, data = next((k, d) for k, d in sorted(graph.nodes(data=True)) if d["kind"] == "paper" and "HippoRAG 2" in d["title"])
+    summary = write_html(graph, tmp_path / "f.html", focus=key.removeprefix("paper:"), depth=1)
+    nodes = json_block((tmp_path / "f.html").read_text(encoding="utf-8"), "kg-nodes")
+    drawn = {node["id"] for node in nodes}
+    related = kg.related(graph, key.removeprefix("paper:"), top=8)
+    assert drawn >= {key} | {f"paper:{r.id}" for r in related}
+    assert summary.papers == 1 + len(related) <= 9  # legible: the paper and its eight related papers at most
+    assert summary.concepts <= graph.out_degree(key) + 4 * len(related)

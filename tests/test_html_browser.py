@@ -81,9 +81,9 @@ class Page:
 def open_page(browser, make_graph, tmp_path: Path) -> Iterator:
     pages: list[Page] = []
 
-    def opener(**options) -> Page:
+    def opener(graph=None, **options) -> Page:
         path = tmp_path / f"graph{len(pages)}.html"
-        write_html(make_graph(), path, **options)
+        write_html(make_graph() if graph is None else graph, path, **options)
         page = Page(browser, path)
         pages.append(page)
         return page
@@ -161,19 +161,28 @@ def test_click_highlights_neighbourhood_and_shows_details(open_page) -> None:
     page = open_page()
     page.page.mouse.click(*page.node_point("paper:p1"))
     assert page.js("kgNetwork.getSelectedNodes()") == ["paper:p1"]
+    # Lit: p1, its concepts and its related papers (p2, p3 share GNN with it); the rest dimmed.
     faded = page.js("kgNodes.get().filter(n => n.color && n.color.background === '#e5e7eb').map(n => n.id).sort()")
-    assert faded == ["concept:dataset/imagenet", "concept:method/evil", "concept:method/rag", "concept:metric/bleu", "paper:p2", "paper:p3"]
+    assert faded == ["concept:dataset/imagenet", "concept:method/evil", "concept:method/rag", "concept:metric/bleu"]
     panel = page.js("[...document.getElementById('kg-panel-body').children].map(e => e.textContent)")
     assert panel == [
         "Paper", "Graph Neural Networks for Molecular Property Prediction at Scale", "ICML · 2025", "Ada Lovelace, Alan Turing",
+        "Region: graph neural network · ImageNet",
         "We propose GNN-X for molecules on GPUs.", "Open paper ↗",
-        "Methods", "graph neural networkmessage passing", "Tasks", "molecular property prediction", "Hardware", "GPU",
+        "Related papers",
+        "Retrieval-Augmented Generation with Long Contextsshares graph neural network"
+        "<img src=x onerror=\"window.__pwned='title'\">Evil papershares graph neural network",
+        "Methods", "★ graph neural networkmessage passing", "Tasks", "molecular property prediction", "Hardware", "GPU",
     ]
+    # The lit nodes are drawn last (over the dimmed ones).
+    order = page.js("kgNetwork.body.nodeIndices")
+    assert set(order[-7:]) == {"paper:p1", "paper:p2", "paper:p3", "concept:method/gnn", "concept:method/message-passing",
+                               "concept:task/molecule", "concept:hardware/gpu"}
     assert page.js("document.querySelector('#kg-panel a').href") == "https://example.org/p1"
     # Selecting another node moves the highlight.
     page.page.mouse.click(*page.node_point("paper:p2"))
     faded = page.js("kgNodes.get().filter(n => n.color && n.color.background === '#e5e7eb').map(n => n.id).sort()")
-    assert faded == ["concept:hardware/gpu", "concept:method/evil", "concept:method/message-passing", "concept:task/molecule", "paper:p1", "paper:p3"]
+    assert faded == ["concept:hardware/gpu", "concept:method/evil", "concept:method/message-passing", "concept:task/molecule"]
     # Clicking empty space clears it.
     empty = (300, 760)
     on_canvas = "p => { const r = document.getElementById('kg-network').getBoundingClientRect(); return kgNetwork.getNodeAt({x: p[0] - r.left, y: p[1] - r.top}); }"
@@ -203,6 +212,9 @@ def test_corpus_payloads_never_execute(open_page) -> None:
     # The payloads are text: no element was made from them, and no javascript: link exists.
     assert page.js("document.querySelectorAll('img, iframe, svg script, #kg-panel script, #kg-tooltip *:not(div):not(strong):not(b)').length") == 0
     assert page.js("[...document.querySelectorAll('a')].map(a => a.href)") == ["https://ok.example/p3"]
+    # The venue filter lists the HTML-ish venue as text, not as markup.
+    assert "<i>Venue</i> (1)" in page.js("[...document.querySelectorAll('#kg-venue option')].map(o => o.textContent)")
+    assert page.js("document.querySelectorAll('i, [onmouseover]').length") == 0
     page.page.mouse.click(*page.node_point("paper:p2"))  # javascript: URL: no link at all
     assert page.js("document.querySelectorAll('#kg-panel a').length") == 0
     page.page.wait_for_timeout(200)
@@ -224,3 +236,159 @@ def test_seeds_page_from_kg_build(browser, seeds_out: Path, seeds_graph) -> None
         assert page.errors == [] and page.blocked == []
     finally:
         page.close()
+
+
+# ---- regions, labels, panel, filters, focus (issue 15) ----
+
+
+def overlapping(boxes: list[dict]) -> list[tuple[str, str]]:
+    return [
+        (a["id"], b["id"])
+        for i, a in enumerate(boxes)
+        for b in boxes[i + 1 :]
+        if a["x"] < b["x"] + b["w"] and b["x"] < a["x"] + a["w"] and a["y"] < b["y"] + b["h"] and b["y"] < a["y"] + a["h"]
+    ]
+
+
+def test_regions_legend_names_and_colours_the_communities(open_page, two_fields) -> None:
+    page = open_page(graph=two_fields())
+    assert page.js("document.getElementById('kg-regions').hidden") is False
+    legend = page.js("[...document.querySelectorAll('#kg-region-list li')].map(li => li.textContent)")
+    assert sorted(legend) == ["ImageNet · convolutional network · segmentation6", "graph neural network · message passing · link prediction6"]
+    # Papers are filled with their region's colour, the legend's swatch colour.
+    swatches = page.js("[...document.querySelectorAll('#kg-region-list .kg-swatch')].map(s => getComputedStyle(s).backgroundColor)")
+    assert len(set(swatches)) == 2
+    fills = page.js("[...new Set(kgNodes.get({filter: n => n.group === 'paper'}).map(n => n.color.background))]")
+    assert len(fills) == 2
+    # Clicking a region lights its papers (and the concepts naming it) and dims the rest.
+    page.page.click("#kg-region-list li:first-child button")
+    faded = page.js("kgNodes.get().filter(n => n.color && n.color.background === '#e5e7eb').map(n => n.id)")
+    assert sum(1 for key in faded if key.startswith("paper:")) == 6
+
+
+def test_labels_fit_without_overlapping_and_follow_the_zoom(browser, seeds_out: Path, seeds_graph) -> None:
+    graph = seeds_graph
+    page = Page(browser, seeds_out / "graph.html")
+    try:
+        drawn = len(page.drawn_nodes())
+        labels = page.js("kgLabels()")
+        # Overview: fewer labels than nodes, none overlapping, all inside the canvas.
+        assert 5 < len(labels) < drawn / 10
+        assert overlapping(labels) == []
+        width, height = page.js("[document.querySelector('#kg-network canvas').clientWidth, document.querySelector('#kg-network canvas').clientHeight]")
+        assert all(0 <= b["x"] and b["x"] + b["w"] <= width and 0 <= b["y"] and b["y"] + b["h"] <= height for b in labels)
+        # Zoomed out the most shared concepts win: the top concept is labelled; no paper is.
+        counts = {key: sum(1 for p in graph.predecessors(key) if graph.nodes[p]["kind"] == "paper")
+                  for key, d in graph.nodes(data=True) if d["kind"] == "concept" and d["type"] != "TERM"}  # fmt: skip
+        top = max(sorted(counts), key=lambda key: counts[key])
+        ids = [b["id"] for b in labels]
+        assert page.js("kgNetwork.getScale()") < 0.35
+        # Region names come first, then the most shared concept; a budget keeps it sparse.
+        regions = [key for key in ids if key.startswith("region:")]
+        assert len(regions) >= 2 and ids[: len(regions)] == regions
+        assert top in ids
+        assert len(labels) <= round(width * height / 22000)
+        # Zoomed in on a paper: paper titles join, still without overlap.
+        paper = next(k for k, d in sorted(graph.nodes(data=True)) if d["kind"] == "paper")
+        page.js("id => kgNetwork.moveTo({position: kgNetwork.getPositions([id])[id], scale: 1.5})", paper)
+        page.page.wait_for_timeout(100)
+        labels = page.js("kgLabels()")
+        assert any(b["id"].startswith("paper:") for b in labels)
+        assert overlapping(labels) == []
+        # A selection labels only its lit neighbourhood, the selected node first.
+        page.js("id => kgFocus(id)", paper)
+        page.page.wait_for_timeout(600)
+        labels = page.js("kgLabels()")
+        lit = {paper} | set(graph.successors(paper)) | set(graph.predecessors(paper))
+        lit |= {f"paper:{r.id}" for r in __import__("kg").related(graph, paper.removeprefix("paper:"), top=8)}
+        assert labels[0]["id"] == paper
+        assert {b["id"] for b in labels} <= lit
+        assert overlapping(labels) == []
+        assert page.errors == [] and page.blocked == []
+    finally:
+        page.close()
+
+
+def test_panel_lists_related_papers_marks_proposed_and_links_hidden_concepts(open_page) -> None:
+    page = open_page(min_papers=2)  # draws only GNN and ImageNet of the concepts
+    page.js("kgFocus('paper:p2')")
+    related = page.js("[...document.querySelectorAll('#kg-panel .kg-related > li')].map(li => li.textContent)")
+    assert related == [
+        "<img src=x onerror=\"window.__pwned='title'\">Evil papershares ImageNetgraph neural network",
+        "Graph Neural Networks for Molecular Property Prediction at Scaleshares graph neural network",
+    ]
+    # Proposed concepts are marked, drawn or not; RAG and BLEU are not drawn but listed.
+    proposed = page.js("[...document.querySelectorAll('#kg-panel .kg-chip.kg-proposed')].map(c => c.textContent)")
+    assert proposed == ["★ retrieval-augmented generation"]
+    offstage = page.js("[...document.querySelectorAll('#kg-panel .kg-chips .kg-chip.kg-offstage')].map(c => c.textContent)")
+    assert offstage == ["★ retrieval-augmented generation", "BLEU"]
+    # Clicking a concept the page does not draw opens its panel: its papers, and a note.
+    page.page.click("#kg-panel .kg-chip.kg-proposed")
+    assert page.js("document.querySelector('#kg-panel h2').textContent") == "retrieval-augmented generation"
+    body = page.js("document.getElementById('kg-panel-body').textContent")
+    assert "Not drawn on this page" in body and "Retrieval-Augmented Generation with Long Contexts" in body
+    # Its paper's chip leads back to the paper; a related paper's chip to that paper.
+    page.page.click("#kg-panel .kg-list .kg-chip")
+    assert page.js("kgNetwork.getSelectedNodes()") == ["paper:p2"]
+    page.page.click("#kg-panel .kg-related > li:first-child > .kg-chip")
+    assert page.js("kgNetwork.getSelectedNodes()") == ["paper:p3"]
+    # A concept's panel lists its broader concept, even one the page does not draw.
+    page.page.click("#kg-panel .kg-why .kg-chip >> text=graph neural network")
+    body = page.js("document.getElementById('kg-panel-body').textContent")
+    assert page.js("document.querySelector('#kg-panel h2').textContent") == "graph neural network"
+    assert "Narrower" in body and "message passing" in body and "Papers (3)" in body
+
+
+def test_concept_hidden_by_the_slider_is_shown_when_clicked(open_page) -> None:
+    page = open_page()
+    page.js("() => { const s = document.getElementById('kg-threshold'); s.value = '2'; s.dispatchEvent(new Event('input')); }")
+    assert "concept:task/molecule" not in page.drawn_nodes()
+    page.js("kgFocus('paper:p1')")
+    page.page.click("#kg-panel .kg-chip >> text=molecular property prediction")
+    assert "concept:task/molecule" in page.drawn_nodes()
+    assert page.js("kgNetwork.getSelectedNodes()") == ["concept:task/molecule"]
+    assert page.js("document.getElementById('kg-threshold-value').textContent") == "1"
+
+
+def test_year_and_venue_filters_change_what_is_shown(open_page, two_fields) -> None:
+    page = open_page(graph=two_fields())  # papers i = 0…5 of each field: year 2018 + i, ICML when i is odd
+    stats = "document.getElementById('kg-stats').textContent"
+    assert page.js(stats) == "12 papers · 7 concepts shown"
+    assert page.js("[document.getElementById('kg-year-from').value, document.getElementById('kg-year-to').value]") == ["2018", "2023"]
+    page.page.fill("#kg-year-from", "2020")
+    assert page.js(stats) == "8 papers · 7 concepts shown"
+    assert "paper:g1" not in page.drawn_nodes() and "paper:g3" in page.drawn_nodes()
+    venues = page.js("[...document.querySelectorAll('#kg-venue option')].map(o => o.textContent)")
+    assert venues == ["All venues", "ICML (6)", "NeurIPS (6)"]
+    page.page.select_option("#kg-venue", "ICML")
+    assert page.js(stats) == "4 papers · 7 concepts shown"  # 2021 and 2023 of each field
+    assert sorted(k for k in page.drawn_nodes() if k.startswith("paper:")) == ["paper:g4", "paper:g6", "paper:v4", "paper:v6"]
+    # The counts in the legend follow.
+    assert page.js("document.querySelector('.kg-toggle[data-type=paper] .kg-count').textContent") == "4 / 12"
+    assert sorted(page.js("[...document.querySelectorAll('#kg-region-list .kg-count')].map(c => c.textContent)")) == ["2 / 6", "2 / 6"]
+    page.page.fill("#kg-year-to", "2020")  # nothing left: concepts go too
+    assert page.js(stats) == "0 papers · 0 concepts shown"
+    page.page.select_option("#kg-venue", "")
+    page.page.fill("#kg-year-from", "2018")
+    page.page.fill("#kg-year-to", "2023")
+    assert page.js(stats) == "12 papers · 7 concepts shown"
+
+
+def test_focus_page_opens_on_the_paper_with_its_related_papers(open_page) -> None:
+    page = open_page(focus="p2", depth=1)
+    assert page.drawn_nodes() == ["concept:dataset/imagenet", "concept:method/gnn", "concept:method/rag", "concept:metric/bleu",
+                                  "paper:p1", "paper:p2", "paper:p3"]  # fmt: skip
+    assert page.js("kgNetwork.getSelectedNodes()") == ["paper:p2"]
+    assert page.js("document.querySelector('#kg-panel h2').textContent") == "Retrieval-Augmented Generation with Long Contexts"
+    page.page.wait_for_timeout(100)
+    labels = page.js("kgLabels()")
+    assert labels[0]["id"] == "paper:p2"  # the focus paper's label first
+    assert {"paper:p1", "paper:p3"} <= {b["id"] for b in labels}  # small enough for every paper's title
+    assert overlapping(labels) == []
+    # Nothing is dimmed, and the whole page is in view, beside the controls and the panel.
+    assert page.js("kgNodes.get().filter(n => n.color && n.color.background === '#e5e7eb').length") == 0
+    right = page.js("document.getElementById('kg-panel').getBoundingClientRect().left")
+    left = page.js("document.getElementById('kg-controls').getBoundingClientRect().right")
+    for node_id in page.drawn_nodes():
+        x, y = page.node_point(node_id)
+        assert left < x < right, node_id

@@ -1,8 +1,8 @@
-"""The interactive HTML view of the graph: one self-contained page that works offline.
+"""The page itself: node, edge and panel data, vis-network options, the template, the file.
 
 pyvis carries the nodes, edges and vis-network options and renders them through kg's own
 Jinja template (``assets/graph.html.j2``), which inlines pyvis's bundled vis-network and
-kg's small script (search, type toggles, threshold, neighbourhood highlight, side panel).
+kg's script (``assets/graph.js``: labels, regions, filters, search, highlight, side panel).
 Why not pyvis's own templates: even ``cdn_resources="in_line"`` links Bootstrap from a
 CDN, and its tooltips render node titles as HTML. Here:
 
@@ -11,9 +11,14 @@ CDN, and its tooltips render node titles as HTML. Here:
 * nothing from the corpus executes: data is JSON in ``<script type="application/json">``
   with ``<``, ``>``, ``&``, U+2028 and U+2029 escaped, and the page script only ever
   puts it into the DOM with ``textContent``; links are kept only when http(s);
-* large graphs stay responsive: positions are computed here with igraph's grid
-  Fruchterman–Reingold (well under a second for thousands of nodes), browser physics
-  is off, and rarely shared concepts can be filtered out (`min_papers`).
+* large graphs stay responsive: positions are computed here (see `kg.html.regions`),
+  browser physics is off, and the page draws only the labels that fit.
+
+The panel needs more than the drawn nodes: each paper's related papers (ranked here, as
+`kg related` ranks them, top `RELATED` per paper) and every concept it mentions, drawn or
+not. Whatever is referred to but not drawn travels in an "extra" table of compact rows;
+references are numbers (drawn nodes 0…N-1 in the order of the node list, extras N…) to keep
+pages small.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,21 +38,18 @@ from urllib.parse import urlsplit
 import networkx as nx
 
 from kg.atomic import output_errors, write_text
-from kg.graph import paper_key
-from kg.lookup import PaperLookup
-from kg.model import ENTITY_TYPES, parse_types
+from kg.graph import concept_key, paper_key
+from kg.html.regions import OTHER_COLOR, Region, find_regions, focus_layout, layout
+from kg.html.select import AUTO_MAX_NODES, concept_paper_counts, select_subgraph
 
 HTML_FILE = "graph.html"
 TEMPLATE = "graph.html.j2"  # in kg/assets/, beside graph.js and graph.css
 
-# Above this many drawn nodes an automatic `min_papers` is raised until the page fits:
-# vis-network draws ~5,000 nodes with physics off in a few seconds on a laptop-class CPU.
-AUTO_MAX_NODES = 5000
-
 # Node styles per type (vis-network "groups"), in legend order: distinct colours (Tableau 10)
 # and distinct shapes, so types stay apart without colour vision too.
 GROUPS: dict[str, dict[str, Any]] = {
-    "paper": {"label": "Paper", "plural": "Papers", "shape": "dot", "color": "#4e79a7"},
+    # Papers are coloured by region (kg.html.regions); this colour is for the legend.
+    "paper": {"label": "Paper", "plural": "Papers", "shape": "dot", "color": "#64748b"},
     "METHOD": {"label": "Method", "plural": "Methods", "shape": "diamond", "color": "#f28e2b"},
     "DATASET": {"label": "Dataset", "plural": "Datasets", "shape": "square", "color": "#59a14f"},
     "TASK": {"label": "Task", "plural": "Tasks", "shape": "triangle", "color": "#b07aa1"},
@@ -57,11 +59,12 @@ GROUPS: dict[str, dict[str, Any]] = {
     "TERM": {"label": "Term", "plural": "Terms", "shape": "star", "color": "#9c755f", "hidden": True},
 }
 
-GRAVITY = 0.02  # weight of each node's tie to the layout's virtual centre (real edges: 1)
 SHORT_TITLE = 40  # characters of a paper's title used as its node label
 TOOLTIP_ABSTRACT = 600  # characters of abstract kept for tooltip and side panel
 MAX_AUTHORS = 8
 MAX_ALT_LABELS = 8
+RELATED = 8  # related papers listed in a paper's panel
+RELATED_REASONS = 3  # shared concepts shown for each
 
 # What may never appear raw inside <script>: "</script>", "<!--", "&" entities, and the two
 # line separators that old JavaScript engines treat as newlines inside string literals.
@@ -116,131 +119,43 @@ def _clip(text: Any, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def concept_paper_counts(graph: nx.DiGraph) -> dict[str, int]:
-    """For each concept node, how many papers mention it (one pass over the edges)."""
-    counts = {key: 0 for key, data in graph.nodes(data=True) if data.get("kind") == "concept"}
-    for _, target, kind in graph.edges(data="kind"):
-        if kind == "mentions" and target in counts:
-            counts[target] += 1
-    return counts
+class _Refs:
+    """Numbers for everything the page data refers to: drawn nodes first, then extras."""
+
+    def __init__(self, source: nx.DiGraph, drawn: list[str], counts: dict[str, int]) -> None:
+        self.source, self.counts = source, counts
+        self.number = {key: i for i, key in enumerate(drawn)}
+        self.extra: list[list[Any]] = []
+
+    def __call__(self, key: str) -> int:
+        number = self.number.get(key)
+        if number is None:
+            number = self.number[key] = len(self.number)
+            self.extra.append(_extra_record(self.source, key, self.counts))
+        return number
 
 
-def find_paper(graph: nx.DiGraph, query: str) -> str:
-    """The node key of the paper named by id, title or title fragment, found as `kg related` finds it."""
-    lookup = PaperLookup.from_graph(graph)
-    return paper_key(lookup.paper_ids[lookup.find(query)])
+def _extra_record(graph: nx.DiGraph, key: str, counts: dict[str, int]) -> list[Any]:
+    """What the panel shows of a node that is not drawn, as a compact row (there can be tens
+    of thousands): ["paper", title, venue, year] or [type, label, papers, *alt_labels]."""
+    data = graph.nodes[key]
+    if data.get("kind") == "paper":
+        meta = _paper_meta(data)
+        return ["paper", str(data.get("title") or data.get("id") or key), meta["venue"], meta["year"]]
+    alt = [str(a) for a in list(data.get("alt_labels") or ())[:MAX_ALT_LABELS]]
+    return [str(data.get("type")), str(data.get("label") or data.get("id") or key), counts.get(key, 0), *alt]
 
 
-@dataclass(frozen=True)
-class Selection:
-    """What `select_subgraph` chose to draw."""
-
-    graph: nx.DiGraph
-    min_papers: int  # the papers-per-concept threshold applied
-    papers_available: int  # papers that passed the filters, before the automatic size cap
+def _paper_meta(data: dict[str, Any]) -> dict[str, Any]:
+    return {"venue": str(data.get("venue") or ""), "year": data.get("year") if isinstance(data.get("year"), int) else None}
 
 
-def select_subgraph(
+def _node_records(
     graph: nx.DiGraph,
-    *,
-    focus: str | None = None,
-    depth: int = 2,
-    types: Iterable[str] | None = None,
-    min_papers: int | None = None,
-    max_nodes: int = AUTO_MAX_NODES,
-    counts: dict[str, int] | None = None,
-) -> Selection:
-    """The part of the graph to draw.
-
-    `types` keeps only those concept types (papers are always kept); `focus` keeps the nodes
-    within `depth` hops of one paper; `min_papers` drops concepts mentioned by fewer papers.
-    With `min_papers=None` the size is chosen automatically to stay near `max_nodes` nodes:
-    the threshold is raised from 1 until the concepts fit beside the papers, and when the
-    papers alone are too many, only those most linked to the remaining concepts are kept.
-    `counts` (papers per concept, see `concept_paper_counts`) saves recounting.
-    """
-    counts = counts if counts is not None else concept_paper_counts(graph)
-    wanted = set(parse_types(types)) if types is not None else set(ENTITY_TYPES)
-    keep = [key for key, data in graph.nodes(data=True) if data.get("kind") == "paper" or data.get("type") in wanted]
-    view: nx.DiGraph = graph.subgraph(keep)
-    if focus is not None:
-        centre = find_paper(graph, focus)
-        if depth < 0:
-            raise ValueError(f"depth must be 0 or more, not {depth}")
-        reach = nx.single_source_shortest_path_length(view.to_undirected(as_view=True), centre, cutoff=depth)
-        view = view.subgraph(reach)
-    papers = sorted(key for key in view if key not in counts)
-    auto = min_papers is None
-    if min_papers is None:
-        min_papers = _auto_min_papers(view, counts, max_nodes)
-    elif min_papers < 1:
-        raise ValueError(f"min_papers must be 1 or more, not {min_papers}")
-    # At 1 everything stays, including broader concepts that no paper mentions directly.
-    concepts = {key for key in view if key in counts and (min_papers == 1 or counts[key] >= min_papers)}
-    drawn = papers
-    if auto and len(papers) + len(concepts) > max_nodes:
-        drawn = _best_linked(graph, papers, concepts, room=max(max_nodes - len(concepts), 0))
-    return Selection(graph.subgraph([*drawn, *concepts]).copy(), min_papers, len(papers))
-
-
-def _auto_min_papers(view: nx.DiGraph, counts: dict[str, int], max_nodes: int) -> int:
-    """1 if everything fits in `max_nodes`; else the smallest threshold that leaves the
-    concepts the room the papers leave, or a fifth of the budget if the papers take it all
-    (keeping at least the most shared concepts)."""
-    papers = sum(1 for key in view if key not in counts)
-    shared = sorted((counts[key] for key in view if key in counts), reverse=True)
-    if papers + len(shared) <= max_nodes:
-        return 1
-    room = max(max_nodes - papers, max_nodes // 5)
-    if room >= len(shared):
-        return 2
-    return max(2, min(shared[room] + 1, shared[0]))
-
-
-def _best_linked(graph: nx.DiGraph, papers: list[str], concepts: set[str], *, room: int) -> list[str]:
-    """The `room` papers with the most links to `concepts` (ties: by key)."""
-    links = {key: sum(1 for target in graph.successors(key) if target in concepts) for key in papers}
-    return sorted(sorted(papers, key=lambda key: (-links[key], key))[:room])
-
-
-def layout(graph: nx.DiGraph, *, seed: int = 0) -> dict[str, tuple[float, float]]:
-    """Node positions in vis-network pixels: igraph Fruchterman–Reingold (grid variant on
-    large graphs), deterministic for a given graph and seed."""
-    import random
-
-    import igraph
-
-    keys = sorted(graph)
-    if not keys:
-        return {}
-    index = {key: i for i, key in enumerate(keys)}
-    edges = sorted({tuple(sorted((index[u], index[v]))) for u, v in graph.edges() if u != v})
-    # Fruchterman–Reingold has no gravity: isolated papers and small components drift far
-    # out and shrink the rest to a dot. A virtual centre node, weakly tied to every node,
-    # keeps them near (weights scale the attraction).
-    n = len(keys)
-    centre = [(i, n) for i in range(n)]
-    ig = igraph.Graph(n=n + 1, edges=edges + centre)
-    weights = [1.0] * len(edges) + [GRAVITY] * n
-    # Deterministic start on a spiral, and a private RNG for the rare random nudges.
-    start = [[math.sqrt(i + 1) * math.cos(i * 2.39996), math.sqrt(i + 1) * math.sin(i * 2.39996)] for i in range(n)] + [[0.0, 0.0]]
-    igraph.set_random_number_generator(random.Random(seed))
-    try:
-        coords = ig.layout_fruchterman_reingold(seed=start, weights=weights, niter=500, grid="auto")
-    finally:
-        igraph.set_random_number_generator(random)
-    points = list(coords)[:n]
-    # Scale so that linked nodes sit ~150 px apart, and so that each node has on average a
-    # 70 px square to itself (dense star-like clusters would otherwise overlap).
-    lengths = sorted(math.dist(points[a], points[b]) for a, b in edges) or [1.0]
-    median = lengths[len(lengths) // 2] or 1.0
-    xs, ys = [p[0] for p in points], [p[1] for p in points]
-    spacing = math.sqrt(max((max(xs) - min(xs)) * (max(ys) - min(ys)), 1e-9) / len(points))
-    scale = max(150.0 / median, 70.0 / spacing)
-    return {key: (round(points[i][0] * scale, 1), round(points[i][1] * scale, 1)) for key, i in index.items()}
-
-
-def _node_records(graph: nx.DiGraph, counts: dict[str, int], positions: dict[str, tuple[float, float]]) -> list[dict[str, Any]]:
+    counts: dict[str, int],
+    positions: dict[str, tuple[float, float]],
+    region_of: dict[str, Region],
+) -> list[dict[str, Any]]:
     records = []
     for key in sorted(graph):
         data = graph.nodes[key]
@@ -248,6 +163,7 @@ def _node_records(graph: nx.DiGraph, counts: dict[str, int], positions: dict[str
         x, y = positions[key]
         if data.get("kind") == "paper":
             title = str(data.get("title") or data.get("id") or key)
+            region = region_of.get(key)
             record: dict[str, Any] = {
                 "id": key,
                 "group": "paper",
@@ -257,12 +173,12 @@ def _node_records(graph: nx.DiGraph, counts: dict[str, int], positions: dict[str
                 "y": y,
                 "kg": {
                     "title": title,
-                    "venue": str(data.get("venue") or ""),
-                    "year": data.get("year") if isinstance(data.get("year"), int) else None,
+                    **_paper_meta(data),
                     "authors": [str(a) for a in list(data.get("authors") or ())[:MAX_AUTHORS]],
                     "more_authors": max(0, len(data.get("authors") or ()) - MAX_AUTHORS),
                     "abstract": _clip(data.get("abstract"), TOOLTIP_ABSTRACT),
                     "url": safe_url(data.get("url")),
+                    "region": region.index if region is not None else -1,
                 },
             }
         else:
@@ -272,8 +188,6 @@ def _node_records(graph: nx.DiGraph, counts: dict[str, int], positions: dict[str
                 "group": str(data.get("type")),
                 "label": str(data.get("label") or data.get("id") or key),
                 "size": round(10 + 4 * math.sqrt(degree), 1),
-                # Widely shared concepts get larger labels, still legible when zoomed out.
-                "font": {"size": round(min(40.0, 14 + 10 * math.sqrt(max(papers - 1, 0))), 1)},
                 "x": x,
                 "y": y,
                 "kg": {
@@ -285,15 +199,51 @@ def _node_records(graph: nx.DiGraph, counts: dict[str, int], positions: dict[str
     return records
 
 
-def _edge_records(graph: nx.DiGraph) -> list[dict[str, Any]]:
+def _panel_data(source: nx.DiGraph, graph: nx.DiGraph, records: list[dict[str, Any]], counts: dict[str, int]) -> dict[str, Any]:
+    """Fill each drawn paper's ``related`` ([paper, score, [concepts]]), ``more`` (concepts it
+    mentions that are not drawn) and ``more_proposed``; returns the extras and the hierarchy
+    (narrower, broader) among every concept referred to."""
+    from kg.related_work import index_of  # the ranking `kg related` uses
+
+    refs = _Refs(source, [record["id"] for record in records], counts)
+    index = index_of(source)
+    number = {paper_key(pid): n for n, pid in enumerate(index.paper_ids)}
+    for record in records:
+        if record["group"] != "paper":
+            continue
+        key = record["id"]
+        info = record["kg"]
+        info["related"] = [
+            [refs(paper_key(result.id)), round(result.score, 1),
+             [refs(concept_key(reason.concept)) for reason in result.reasons[:RELATED_REASONS]]]
+            for result in index.rank(number[key], top=RELATED)
+        ]  # fmt: skip
+        more = sorted(t for t in source.successors(key) if t not in graph and source.nodes[t].get("kind") == "concept")
+        info["more"] = [refs(t) for t in more]
+        info["more_proposed"] = [refs(t) for t in more if source.edges[key, t].get("role") == "proposed"]
+    # Broader/narrower links of every concept referred to that are not drawn edges (one
+    # step out: a concept reached only through such a link does not bring in its own).
+    hierarchy = set()
+    for key in [key for key in refs.number if source.nodes[key].get("kind") == "concept"]:
+        for other in source.successors(key):
+            if source.edges[key, other].get("kind") == "broader" and not graph.has_edge(key, other):
+                hierarchy.add((refs(key), refs(other)))
+        for other in source.predecessors(key):
+            if source.edges[other, key].get("kind") == "broader" and not graph.has_edge(other, key):
+                hierarchy.add((refs(other), refs(key)))
+    return {"extra": refs.extra, "hierarchy": sorted(map(list, hierarchy))}
+
+
+EDGE_KINDS = ("used", "proposed", "broader")  # an edge's third number in the page data
+
+
+def _edge_records(graph: nx.DiGraph, number: dict[str, int]) -> list[list[int]]:
+    """Edges as [from, to, kind] numbers (node list places; `EDGE_KINDS`): node keys are long
+    slugs, and repeating them per edge made edges the largest part of big pages."""
     records = []
     for source, target, data in sorted(graph.edges(data=True), key=lambda e: (e[0], e[1])):
-        record: dict[str, Any] = {"from": source, "to": target}
-        if data.get("kind") == "broader":
-            record.update(dashes=True, kind="broader")
-        elif data.get("role") == "proposed":
-            record.update(width=2, kind="proposed")
-        records.append(record)
+        kind = 2 if data.get("kind") == "broader" else 1 if data.get("role") == "proposed" else 0
+        records.append([number[source], number[target], kind])
     return records
 
 
@@ -321,7 +271,8 @@ def vis_options(*, nodes: int, edges: int) -> dict[str, Any]:
             "smooth": False,
             "width": 0.7,
             "selectionWidth": 2,
-            "color": {"color": "#b8c0cc", "highlight": "#374151", "hover": "#6b7280", "opacity": 0.7},
+            # Faint on big pages, so that the regions' colours show through the edges.
+            "color": {"color": "#b8c0cc", "highlight": "#374151", "hover": "#6b7280", "opacity": 0.3 if large else 0.7},
         },
         "groups": groups,
     }
@@ -334,18 +285,31 @@ def render_html(
     papers_available: int | None = None,
     title: str = "kg — paper–concept graph",
     counts: dict[str, int] | None = None,
+    source: nx.DiGraph | None = None,
+    focus: str | None = None,
+    rings: Sequence[Sequence[str]] = (),
+    seed: int = 0,
 ) -> str:
-    """The page for `graph` (already filtered) as a string; `counts` are papers per concept
-    (in the whole graph), `papers_available` how many papers the filters let through."""
+    """The page for `graph` (already filtered) as a string. `source` is the whole graph it
+    was cut from (related papers, concepts not drawn; default: `graph`), `counts` are papers
+    per concept in it, `papers_available` how many papers the filters let through, `focus`
+    the key of a paper to open selected, drawn in the middle of `rings` of related papers."""
     import jinja2
     import markupsafe
     from pyvis.network import Network
 
-    counts = counts if counts is not None else concept_paper_counts(graph)
+    source = graph if source is None else source
+    counts = counts if counts is not None else concept_paper_counts(source)
+    papers = sorted(key for key, data in graph.nodes(data=True) if data.get("kind") == "paper")
+    regions = find_regions(source, papers, counts, seed=seed)
+    region_of = {key: region for region in regions for key in region.papers}
     net = Network(height="100%", width="100%", heading=title, cdn_resources="in_line")
     # Fill pyvis's lists directly: Network.from_nx is quadratic in the node count.
-    net.nodes = _node_records(graph, counts, layout(graph))
-    net.edges = _edge_records(graph)
+    positions = focus_layout(graph, focus, rings) if focus in graph else layout(graph, regions=regions, seed=seed)
+    net.nodes = _node_records(graph, counts, positions, region_of)
+    panel = _panel_data(source, graph, net.nodes, counts)
+    number = {record["id"]: i for i, record in enumerate(net.nodes)}
+    net.edges = _edge_records(graph, number)
     net.options = vis_options(nodes=len(net.nodes), edges=len(net.edges))
     pyvis_templates = Path(net.template_dir)
     net.templateEnv = jinja2.Environment(
@@ -353,8 +317,16 @@ def render_html(
         autoescape=True,
     )
     net.templateEnv.filters["script_json"] = lambda value: markupsafe.Markup(script_json(value))
-    papers = sum(1 for _, data in graph.nodes(data=True) if data.get("kind") == "paper")
-    net.templateEnv.globals["kg"] = {"groups": GROUPS, "min_papers": min_papers, "papers": papers, "papers_available": max(papers, papers_available or 0)}
+    data = {
+        "regions": [{**region.to_dict(), "concepts": [number[c] for c in region.concepts if c in number]} for region in regions],
+        "other_color": OTHER_COLOR,
+        "focus": focus if focus in number else None,
+        **panel,
+    }
+    net.templateEnv.globals["kg"] = {
+        "groups": GROUPS, "min_papers": min_papers, "papers": len(papers),
+        "papers_available": max(len(papers), papers_available or 0), "data": data,
+    }  # fmt: skip
     net.path = TEMPLATE
     return _with_script_hashes(net.generate_html())
 
@@ -374,7 +346,7 @@ def write_html(
     path: str | os.PathLike[str],
     *,
     focus: str | None = None,
-    depth: int = 2,
+    depth: int = 1,
     types: Sequence[str] | None = None,
     min_papers: int | None = None,
     max_nodes: int = AUTO_MAX_NODES,
@@ -383,7 +355,10 @@ def write_html(
     counts = concept_paper_counts(graph)
     selection = select_subgraph(graph, focus=focus, depth=depth, types=types, min_papers=min_papers, max_nodes=max_nodes, counts=counts)
     view = selection.graph
-    page = render_html(view, min_papers=selection.min_papers, papers_available=selection.papers_available, counts=counts)
+    page = render_html(
+        view, min_papers=selection.min_papers, papers_available=selection.papers_available, counts=counts, source=graph,
+        focus=selection.focus, rings=selection.rings,
+    )
     with output_errors(path):
         write_text(path, page)
     papers = sum(1 for _, data in view.nodes(data=True) if data.get("kind") == "paper")
