@@ -195,3 +195,13 @@ def test_build_without_embed_removes_old_vectors(embedded_out, seeds, tmp_path):
     assert not (copy / embed.EMBED_FILE).exists() and not (copy / embed.EMBED_META_FILE).exists()
     graph = kg.load(copy)
     assert not [1 for *_, d in graph.edges(data=True) if d.get("kind") == "similar"]
+
+
+def test_page_draws_no_similarity_lines(embedded_out):
+    from kg.html import select_subgraph
+
+    graph = kg.load(embedded_out)
+    assert [1 for *_, kind in graph.edges(data="kind") if kind == "similar"]
+    chosen = select_subgraph(graph).graph
+    assert chosen.number_of_nodes() > 38
+    assert not [1 for *_, kind in chosen.edges(data="kind") if kind == "similar"]

@@ -203,7 +203,7 @@ def _panel_data(source: nx.DiGraph, graph: nx.DiGraph, records: list[dict[str, A
     """Fill each drawn paper's ``related`` ([paper, score, [concepts]]), ``more`` (concepts it
     mentions that are not drawn) and ``more_proposed``; returns the extras and the hierarchy
     (narrower, broader) among every concept referred to."""
-    from kg.related_work import index_of  # the ranking `kg related` uses
+    from kg.related_work import index_of, rank  # the ranking `kg related` uses
 
     refs = _Refs(source, [record["id"] for record in records], counts)
     index = index_of(source)
@@ -216,7 +216,7 @@ def _panel_data(source: nx.DiGraph, graph: nx.DiGraph, records: list[dict[str, A
         info["related"] = [
             [refs(paper_key(result.id)), round(result.score, 1),
              [refs(concept_key(reason.concept)) for reason in result.reasons[:RELATED_REASONS]]]
-            for result in index.rank(number[key], top=RELATED)
+            for result in rank(index, number[key], top=RELATED)
         ]  # fmt: skip
         more = sorted(t for t in source.successors(key) if t not in graph and source.nodes[t].get("kind") == "concept")
         info["more"] = [refs(t) for t in more]

@@ -93,13 +93,17 @@ def select_subgraph(
     drawn = papers
     if auto and len(papers) + len(concepts) > max_nodes:
         drawn = _best_linked(graph, papers, concepts, room=max(max_nodes - len(concepts), 0))
-    return Selection(graph.subgraph([*drawn, *concepts]).copy(), min_papers, len(papers), centre, rings)
+    chosen = graph.subgraph([*drawn, *concepts]).copy()
+    # Semantic neighbours (kg build --embed) are not drawn: ten lines a paper would bury the
+    # concept links; the panel lists related papers instead.
+    chosen.remove_edges_from([(u, v) for u, v, kind in chosen.edges(data="kind") if kind == "similar"])
+    return Selection(chosen, min_papers, len(papers), centre, rings)
 
 
 def _focus_nodes(graph: nx.DiGraph, centre: str, depth: int, wanted: set[str]) -> tuple[set[str], tuple[tuple[str, ...], ...]]:
     """The focus paper, its concepts, and `depth` rounds of related papers with the concepts
     that tie each to the paper it was found from; with the papers each round found, in rank order."""
-    from kg.related_work import index_of  # the ranking `kg related` uses
+    from kg.related_work import index_of, rank  # the ranking `kg related` uses
 
     index = index_of(graph)
     number = {paper_key(pid): n for n, pid in enumerate(index.paper_ids)}
@@ -110,7 +114,7 @@ def _focus_nodes(graph: nx.DiGraph, centre: str, depth: int, wanted: set[str]) -
         top = FOCUS_RELATED[min(level, len(FOCUS_RELATED) - 1)]
         found = []
         for key in frontier:
-            for result in index.rank(number[key], top=top, types=wanted):
+            for result in rank(index, number[key], top=top, types=wanted):
                 other = paper_key(result.id)
                 keep.update(f"concept:{reason.concept}" for reason in result.reasons[:FOCUS_REASONS])
                 if other not in keep:
