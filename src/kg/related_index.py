@@ -48,7 +48,7 @@ MAGIC = b"KGRELIDX"
 BROADER_DEPTH = 2  # broader concepts reached in at most this many skos:broader steps
 
 # Scoring parameters. They are stored in the index; an index written with other values is stale.
-SCORING: dict[str, float] = {"proposed": 1.5, "used": 1.0, "k": 1.2, "idf_power": 1.0, "broader": 0.5, "b": 0.0, "embed": 0.6}
+SCORING: dict[str, float] = {"proposed": 1.5, "used": 1.0, "k": 1.2, "idf_power": 1.0, "broader": 0.5, "b": 0.0, "embed": 0.85}
 
 Numbers = array.array | memoryview  # packed ints: built in memory, or viewed in a mapped file
 
