@@ -36,6 +36,7 @@ class ExitCode(IntEnum):
     INPUT_UNREADABLE = 20
     RECORD_TOO_LARGE = 21
     OUTPUT_PERMISSION = 22
+    LABEL_NOT_FOUND = 23  # `kg sparql`: a bound label names no concept (rows, if any, still printed)
 
 
 class KgError(Exception):
