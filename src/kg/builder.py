@@ -122,6 +122,10 @@ def build(
     from kg.related_work import write_index
 
     outputs.append(str(write_index(graph, out)))
+    # The Oxigraph store `kg sparql` and `kg serve` open, bulk-loaded from graph.ttl.
+    from kg.store import write_store
+
+    outputs.append(str(write_store(graph, out, turtle=out / TURTLE_FILE)))
     concepts_by_type = dict(sorted(Counter(concept.type for concept in resolution.concepts).items()))
     edges = graph.number_of_edges()
 
