@@ -71,6 +71,17 @@ class QueryResult:
     # bound labels (`kg.query_labels`) that name no concept, when the query returned nothing
     unmatched: tuple[UnmatchedLabel, ...] = field(default=(), compare=False)
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        # Rows cross a pipe from the timed child (`kg.query_pool`): as plain tuples they pickle
+        # ~10x faster than Term objects (0.5 s → 0.05 s for 11k rows).
+        rows = [tuple(None if t is None else (t.type, t.value, t.datatype, t.lang) for t in row) for row in self.rows]
+        return (_unpack_result, (self.variables, rows, self.boolean, self.backend, self.unmatched))
+
+
+def _unpack_result(variables: tuple[str, ...], rows: list[tuple[Any, ...]], boolean: bool | None, backend: str, unmatched: tuple[UnmatchedLabel, ...]) -> QueryResult:
+    terms = tuple(tuple(None if t is None else Term(*t) for t in row) for row in rows)
+    return QueryResult(variables, terms, boolean, backend, unmatched)
+
 
 # --- query text -------------------------------------------------------------------------
 

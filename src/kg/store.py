@@ -146,6 +146,9 @@ def _rebuild_store(graph: nx.DiGraph, store_dir: Path, stamp: dict[str, Any], *,
             store = ox.Store(str(tmp))
             load(store)
         store.flush()
+        # Compact the bulk-loaded files (RocksDB leaves them overlapping): every later query
+        # reads far fewer blocks (3-4x faster example queries on a 6.9M-triple graph).
+        store.optimize()
         del store  # closes RocksDB before the rename
         (tmp / STAMP_FILE).write_text(json.dumps(stamp, sort_keys=True), encoding="utf-8")
     except BaseException:
