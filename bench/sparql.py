@@ -84,6 +84,7 @@ def pick_bindings(graph) -> dict[str, list[dict[str, str]]]:
         "hardware_per_paper": [{}, {"paperId": nodes[busiest]["id"]}],
         "shared_concepts": [{"paperA": nodes[busiest]["id"], "paperB": nodes[other]["id"]}],
         "related_shared_concepts": [{"paperId": nodes[busiest]["id"]}, {"paperId": nodes[typical]["id"]}],
+        "related_weighted": [{"paperId": nodes[busiest]["id"]}, {"paperId": nodes[typical]["id"]}],
     }
 
 
