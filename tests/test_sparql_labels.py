@@ -52,7 +52,7 @@ def test_a_projected_key_variable_is_bound_normalised_and_other_bindings_pass() 
 def test_name_reaches_name_key_and_iris_are_never_labels() -> None:
     text = sparql.example_queries()["papers_using_dataset"]
     out, bindings, labels = apply_label_bindings(text, {"dataset": "MuSiQue"})
-    assert '?d kg:key "musique"' in out and "?datasetKey" not in out.split("PREFIX")[-1].split("\n", 1)[1]
+    assert 'kg:key "musique"' in out and "?datasetKey" not in out.split("PREFIX")[-1].split("\n", 1)[1]
     assert bindings == {} and labels[0].variable == "datasetKey"
     _, bindings, labels = apply_label_bindings(text, {"dataset": "<https://e/x>"})
     assert bindings == {"dataset": "<https://e/x>"} and labels == ()
