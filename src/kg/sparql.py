@@ -175,8 +175,7 @@ class OxigraphBackend(_Backend):
                 return QueryResult(variables=(), boolean=bool(result), backend=self.name)
             if isinstance(result, ox.QuerySolutions):
                 variables = tuple(v.value for v in result.variables)
-                rows = tuple(tuple(map(_ox_term, solution)) for solution in result)
-                return QueryResult(variables=variables, rows=rows, backend=self.name)
+                return QueryResult(variables=variables, rows=_ox_rows(result), backend=self.name)
             rows = tuple((_ox_term(t.subject), _ox_term(t.predicate), _ox_term(t.object)) for t in result)
             return QueryResult(variables=("subject", "predicate", "object"), rows=rows, backend=self.name)
         except (OSError, ValueError, RuntimeError) as error:
@@ -227,6 +226,23 @@ def _one_line(text: str, limit: int = 200) -> str:
 
 
 _PLAIN_DATATYPES = (XSD_STRING, "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString")
+
+
+def _ox_rows(solutions: Any) -> tuple[Row, ...]:
+    """Rows of `Term`s, each distinct term converted once (labels and counts repeat: 16k rows
+    of methods_per_task convert in 0.08 s instead of 0.13, and pickle smaller)."""
+    cache: dict[Any, Term | None] = {}
+    get = cache.get
+    rows = []
+    for solution in solutions:
+        row = []
+        for term in solution:
+            converted = get(term)
+            if converted is None and term is not None:
+                converted = cache[term] = _ox_term(term)
+            row.append(converted)
+        rows.append(tuple(row))
+    return tuple(rows)
 
 
 def _ox_term(term: Any) -> Term | None:
