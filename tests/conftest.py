@@ -214,7 +214,7 @@ def _html_sample_graph():
 
 @pytest.fixture(scope="session")
 def sample_graph() -> Callable:
-    """`sample_graph()`: a new copy of the hand-made RDF/SPARQL graph (10 nodes, 10 edges, 246 triples)."""
+    """`sample_graph()`: a new copy of the hand-made RDF/SPARQL graph (10 nodes, 10 edges, 255 triples)."""
     return _rdf_sample_graph
 
 

@@ -27,6 +27,7 @@ from kg.model import Concept, Mention, Paper, PaperEntities
 KG = rdflib.Namespace(terms.KG)
 DCT = rdflib.Namespace("http://purl.org/dc/terms/")
 SKOS = rdflib.Namespace("http://www.w3.org/2004/02/skos/core#")
+DCTERMS = rdflib.Namespace("http://purl.org/dc/terms/")
 OA = rdflib.Namespace("http://www.w3.org/ns/oa#")
 PROV = rdflib.Namespace("http://www.w3.org/ns/prov#")
 BASE = terms.DEFAULT_BASE
@@ -152,6 +153,23 @@ def test_concepts_skos(sample_graph) -> None:
     assert len(set(g.subjects(RDF.type, SKOS.Concept))) == 7
 
 
+def test_every_concept_has_the_lookup_keys_of_its_labels(sample_graph) -> None:
+    """kg:key: normalize_key of the prefLabel and of each altLabel, distinct (what a bound
+    label is matched against)."""
+    g = parse(turtle_of(sample_graph()))
+    keys = lambda cid: sorted(str(k) for k in g.objects(URIRef(BASE + "concept/" + cid.replace("/", "%2F")), KG.key))  # noqa: E731
+    assert keys("method/rag") == ["rag", "retrieval augmented generation"]
+    assert keys("method/bert") == ["bert", "bidirectional encoder representations from transformer"]
+    assert keys("dataset/musique") == ["musique"]
+    assert all(keys(str(g.value(c, DCTERMS.identifier))) for c in g.subjects(RDF.type, SKOS.Concept))
+
+
+def test_lookup_keys_fold_case_plural_and_hyphens() -> None:
+    assert triples.lookup_keys("Large Language Models", ["LLMs", "LLM", "large-language model"]) == ["large language model", "llm"]
+    assert triples.lookup_keys("ImageNet", ["ImageNets", "imagenet"]) == ["imagenet"]
+    assert triples.lookup_keys("()", []) == []  # nothing left: the concept id stands in (see triples)
+
+
 def test_mention_provenance(sample_graph) -> None:
     g = parse(turtle_of(sample_graph()))
     annotation = URIRef(BASE + "annotation/p1/method%2Fhipporag/11-19")
@@ -170,7 +188,7 @@ def test_mention_provenance(sample_graph) -> None:
 
 
 def test_triple_count(sample_graph) -> None:
-    assert sum(1 for _ in triples.triples(sample_graph())) == 246
+    assert sum(1 for _ in triples.triples(sample_graph())) == 255  # 246 + 9 kg:key (7 labels, 2 altLabels)
 
 
 # --- serialisations ----------------------------------------------------------------------
@@ -182,7 +200,7 @@ def test_turtle_is_deterministic_and_parses_back_isomorphic(sample_graph) -> Non
     assert first == second
     parsed = parse(first)
     expected = convert.to_rdflib(graph)
-    assert len(parsed) == len(expected) == 246
+    assert len(parsed) == len(expected) == 255
     assert isomorphic(parsed, expected)
     assert set(parsed) == set(expected)  # no blank nodes: plain set equality
 
@@ -196,7 +214,7 @@ def test_other_formats_hold_the_same_triples(sample_graph, fmt: str, rdflib_form
 def test_store_holds_the_same_triples(sample_graph) -> None:
     graph = sample_graph()
     store = to_store(graph)
-    assert len(store) == 246
+    assert len(store) == 255
     assert {(q.subject, q.predicate, q.object) for q in store} == {(t.subject, t.predicate, t.object) for t in triples.triples(graph)}
 
 
@@ -206,7 +224,7 @@ def test_nt_shards_partition_by_subject(sample_graph, tmp_path) -> None:
     paths = sorted(tmp_path.iterdir())
     assert [p.name for p in paths] == ["graph-00000-of-00003.nt", "graph-00001-of-00003.nt", "graph-00002-of-00003.nt"]
     parts = [parse(p.read_bytes(), "nt") for p in paths]
-    assert count == 246 == sum(len(part) for part in parts)
+    assert count == 255 == sum(len(part) for part in parts)
     union = set().union(*(set(part) for part in parts))
     assert union == set(convert.to_rdflib(graph))
     subjects = [set(part.subjects()) for part in parts]

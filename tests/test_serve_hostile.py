@@ -17,7 +17,7 @@ from kg.graph import save
 from kg.serve import BACKLOG, endpoint_url, make_server, serve_in_thread
 
 OK_QUERY = "SELECT (COUNT(*) AS ?n) WHERE { ?p a fabio:ResearchPaper }"
-CROSS = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l }"  # 246^4 rows
+CROSS = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l }"  # 255^4 rows
 
 
 @pytest.fixture(scope="module")

@@ -115,6 +115,12 @@ def build(
             generation.publish()
         if not embed:  # an earlier build's embeddings: their links now point at nothing
             unlink_missing(out, EMBED_FILES)
+        # The Oxigraph store `kg sparql` and `kg serve` open (outside generations, stamped by
+        # content), bulk-loaded from the graph.ttl just switched in.
+        from kg.rdf.writers import TURTLE_FILE
+        from kg.store import STORE_DIR, write_store
+
+        write_store(graph, out, turtle=out / TURTLE_FILE)
     finally:
         lock.release()
     resolution, extraction_stats = found.resolution, found.stats
@@ -132,7 +138,7 @@ def build(
         extracted=extraction_stats.extracted,
         embedded=None if embedded is None else embedded.encoded,
         seconds=round(time.perf_counter() - started, 3),
-        outputs=tuple(str(out / name) for name in OUTPUT_FILES + (EMBED_FILES if embed else ())),
+        outputs=tuple(str(out / name) for name in (*OUTPUT_FILES, *(EMBED_FILES if embed else ()), STORE_DIR)),
     )
 
 

@@ -38,6 +38,7 @@ class ExitCode(IntEnum):
     OUTPUT_PERMISSION = 22
     OUTPUT_LOCKED = 23
     EXTRA_MISSING = 24  # an optional extra (embed) is not installed
+    LABEL_NOT_FOUND = 25  # `kg sparql`: a bound label names no concept (rows, if any, still printed)
 
 
 class KgError(Exception):

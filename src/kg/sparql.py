@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from importlib.resources import files
 from pathlib import Path
@@ -29,6 +29,7 @@ import pyoxigraph as ox
 
 from kg.errors import InputNotFound, QueryFailed, QuerySyntaxError
 from kg.query_guard import check_query
+from kg.query_labels import UnmatchedLabel, apply_label_bindings, unmatched
 from kg.rdf.terms import DEFAULT_BASE, PREFIXES
 from kg.rdf.triples import estimated_triples
 from kg.store import open_store, to_store
@@ -67,6 +68,19 @@ class QueryResult:
     rows: tuple[Row, ...] = ()
     boolean: bool | None = None
     backend: str = field(default="", compare=False)  # which engine answered
+    # bound labels (`kg.query_labels`) that name no concept, when the query returned nothing
+    unmatched: tuple[UnmatchedLabel, ...] = field(default=(), compare=False)
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        # Rows cross a pipe from the timed child (`kg.query_pool`): as plain tuples they pickle
+        # ~10x faster than Term objects (0.5 s → 0.05 s for 11k rows).
+        rows = [tuple(None if t is None else (t.type, t.value, t.datatype, t.lang) for t in row) for row in self.rows]
+        return (_unpack_result, (self.variables, rows, self.boolean, self.backend, self.unmatched))
+
+
+def _unpack_result(variables: tuple[str, ...], rows: list[tuple[Any, ...]], boolean: bool | None, backend: str, unmatched: tuple[UnmatchedLabel, ...]) -> QueryResult:
+    terms = tuple(tuple(None if t is None else Term(*t) for t in row) for row in rows)
+    return QueryResult(variables, terms, boolean, backend, unmatched)
 
 
 # --- query text -------------------------------------------------------------------------
@@ -116,13 +130,35 @@ def parse_bindings(pairs: Mapping[str, str]) -> dict[str, ox.NamedNode | ox.Lite
 # --- backends ---------------------------------------------------------------------------
 
 
-class OxigraphBackend:
+class _Backend:
+    """What both engines share: label parameters (`kg.query_labels`) around `_run`."""
+
+    name = ""
+
+    def query(self, text: str, bindings: Mapping[str, str] | None = None, *, allow_service: bool = False) -> QueryResult:
+        """Run `text` with `bindings`; a label bound to a key variable matches case-, plural-
+        and hyphen-insensitively, and if nothing came back, `unmatched` says which bound
+        labels name no concept (with close labels)."""
+        check_query(text, allow_service=allow_service)
+        text, bindings, labels = apply_label_bindings(text, bindings or {})
+        result = self._run(text, bindings, allow_service=allow_service)
+        if labels and result.boolean is None and not result.rows:
+            ask = lambda q: bool(self._run(q, {}).boolean)  # noqa: E731
+            select = lambda q: [tuple(str(term or "") for term in row) for row in self._run(q, {}).rows]  # noqa: E731
+            result = replace(result, unmatched=unmatched(labels, ask, select))
+        return result
+
+    def _run(self, text: str, bindings: Mapping[str, str], *, allow_service: bool = False) -> QueryResult:
+        raise NotImplementedError
+
+
+class OxigraphBackend(_Backend):
     name = "oxigraph"
 
     def __init__(self, store: ox.Store) -> None:
         self.store = store
 
-    def query(self, text: str, bindings: Mapping[str, str] | None = None, *, allow_service: bool = False) -> QueryResult:
+    def _run(self, text: str, bindings: Mapping[str, str], *, allow_service: bool = False) -> QueryResult:
         check_query(text, allow_service=allow_service)  # before the parser: deep nesting crashes it
         substitutions = {ox.Variable(k): v for k, v in parse_bindings(bindings or {}).items()}
         try:
@@ -139,8 +175,7 @@ class OxigraphBackend:
                 return QueryResult(variables=(), boolean=bool(result), backend=self.name)
             if isinstance(result, ox.QuerySolutions):
                 variables = tuple(v.value for v in result.variables)
-                rows = tuple(tuple(map(_ox_term, solution)) for solution in result)
-                return QueryResult(variables=variables, rows=rows, backend=self.name)
+                return QueryResult(variables=variables, rows=_ox_rows(result), backend=self.name)
             rows = tuple((_ox_term(t.subject), _ox_term(t.predicate), _ox_term(t.object)) for t in result)
             return QueryResult(variables=("subject", "predicate", "object"), rows=rows, backend=self.name)
         except (OSError, ValueError, RuntimeError) as error:
@@ -193,6 +228,23 @@ def _one_line(text: str, limit: int = 200) -> str:
 _PLAIN_DATATYPES = (XSD_STRING, "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString")
 
 
+def _ox_rows(solutions: Any) -> tuple[Row, ...]:
+    """Rows of `Term`s, each distinct term converted once (labels and counts repeat: 16k rows
+    of methods_per_task convert in 0.08 s instead of 0.13, and pickle smaller)."""
+    cache: dict[Any, Term | None] = {}
+    get = cache.get
+    rows = []
+    for solution in solutions:
+        row = []
+        for term in solution:
+            converted = get(term)
+            if converted is None and term is not None:
+                converted = cache[term] = _ox_term(term)
+            row.append(converted)
+        rows.append(tuple(row))
+    return tuple(rows)
+
+
 def _ox_term(term: Any) -> Term | None:
     kind = type(term)
     if kind is ox.NamedNode:
@@ -209,13 +261,13 @@ def _ox_term(term: Any) -> Term | None:
     return Term("triple", str(term))
 
 
-class RdflibBackend:
+class RdflibBackend(_Backend):
     name = "rdflib"
 
     def __init__(self, graph: Any) -> None:  # rdflib.Graph
         self.graph = graph
 
-    def query(self, text: str, bindings: Mapping[str, str] | None = None, *, allow_service: bool = False) -> QueryResult:
+    def _run(self, text: str, bindings: Mapping[str, str], *, allow_service: bool = False) -> QueryResult:
         check_query(text, allow_service=allow_service)  # rdflib follows SERVICE too
         import rdflib
         from rdflib.plugins.sparql import prepareQuery

@@ -12,13 +12,14 @@ import json
 import os
 import shutil
 from pathlib import Path
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import pyoxigraph as ox
 
+from kg.atomic import output_errors
 from kg.generations import GraphFolder, resolve
-from kg.graph import graph_stamp, load
+from kg.graph import GRAPH_FILE, graph_stamp, load
 from kg.rdf.terms import DEFAULT_BASE, RDF_MODEL_VERSION
 from kg.rdf.triples import triples
 
@@ -42,6 +43,30 @@ def to_store(graph: nx.DiGraph, *, base: str = DEFAULT_BASE, path: str | None = 
     if batch:
         store.bulk_extend(batch)
     return store
+
+
+def write_store(graph: nx.DiGraph, directory: str | os.PathLike[str], *, base: str = DEFAULT_BASE, turtle: str | os.PathLike[str] | None = None) -> Path:
+    """Build ``DIR/graph.oxigraph/`` for `graph` (already saved as ``DIR/graph.json``) now,
+    so the first `kg sparql` after `kg build` only opens it.
+
+    `turtle` names a Turtle file of the same graph under the same base (kg build's
+    graph.ttl, just written): Oxigraph's bulk loader parses it in Rust instead of taking the
+    triples one by one from Python. Same lock, temporary folder and atomic switch as
+    `open_store`; a store already current is kept. Returns the store folder. Raises OSError
+    `OutputError` (exit 18 or 22) when the folder cannot hold it, as for kg build's other
+    files.
+    """
+    folder = Path(directory)
+    graph_file = folder / GRAPH_FILE
+    store_dir = folder / STORE_DIR
+    stamp = _stamp(graph_file, base)
+    with output_errors(store_dir), _locked(folder / LOCK_FILE):
+        current = _open_current(store_dir, stamp)
+        if current is None:
+            load = (lambda store: store.bulk_load(path=str(turtle), format=ox.RdfFormat.TURTLE)) if turtle is not None else None
+            current = _rebuild_store(graph, store_dir, stamp, base=base, load=load)
+        del current  # close it: the build only leaves it on disk
+    return store_dir
 
 
 def _stamp(graph_file: Path, base: str) -> dict[str, Any]:
@@ -110,15 +135,23 @@ def _locked(path: Path) -> Iterator[None]:
         os.close(fd)  # releases the lock
 
 
-def _rebuild_store(graph: nx.DiGraph, store_dir: Path, stamp: dict[str, Any], *, base: str) -> ox.Store:
-    """Build into a temporary folder beside `store_dir`, stamp it last, swap it in (under the lock)."""
+def _rebuild_store(graph: nx.DiGraph, store_dir: Path, stamp: dict[str, Any], *, base: str, load: Callable[[ox.Store], None] | None = None) -> ox.Store:
+    """Build into a temporary folder beside `store_dir`, stamp it last, swap it in (under the
+    lock). `load` fills the new store (default: the graph's triple stream, `to_store`)."""
     tmp = store_dir.with_name(f".{store_dir.name}.{os.getpid()}.tmp")
     for stale in [*store_dir.parent.glob(f".{store_dir.name}.*.tmp"), *store_dir.parent.glob(f".{store_dir.name}.*.old")]:
         shutil.rmtree(stale, ignore_errors=True)  # left by a killed build; we hold the lock
     shutil.rmtree(tmp, ignore_errors=True)
     try:
-        store = to_store(graph, base=base, path=str(tmp))
+        if load is None:
+            store = to_store(graph, base=base, path=str(tmp))
+        else:
+            store = ox.Store(str(tmp))
+            load(store)
         store.flush()
+        # Compact the bulk-loaded files (RocksDB leaves them overlapping): every later query
+        # reads far fewer blocks (3-4x faster example queries on a 6.9M-triple graph).
+        store.optimize()
         del store  # closes RocksDB before the rename
         (tmp / STAMP_FILE).write_text(json.dumps(stamp, sort_keys=True), encoding="utf-8")
     except BaseException:

@@ -10,6 +10,7 @@ import click
 
 from kg.cli.common import base_option, graph_option
 from kg.cli.serve import allow_service_option, timeout_option
+from kg.errors import ExitCode
 from kg.sparql import BACKENDS, QueryResult, Term
 
 
@@ -33,7 +34,7 @@ def parse_bind(ctx: click.Context, param: click.Parameter, values: tuple[str, ..
 @click.option("--no-cache", is_flag=True, help="Do not create or reuse the Oxigraph store cached next to graph.json.")
 @timeout_option
 @allow_service_option
-def sparql(query_spec: str, graph_dir: str, output_format: str, backend: str, bindings: dict[str, str], base: str, no_cache: bool, timeout: float, allow_service: bool) -> None:
+def sparql(query_spec: str, graph_dir: str, output_format: str, backend: str, bindings: dict[str, str], base: str, no_cache: bool, timeout: float, allow_service: bool) -> int | None:
     """Run a SPARQL QUERY over the graph and print the rows.
 
     QUERY is the query text, @FILE.rq, or @NAME of a bundled example
@@ -41,6 +42,9 @@ def sparql(query_spec: str, graph_dir: str, output_format: str, backend: str, bi
     shared_concepts, related_shared_concepts, …; see schemas/queries/).
     The kg prefixes (kg:, dcterms:,
     skos:, oa:, prov:, fabio:, schema:, …) need no PREFIX line.
+    A label bound to a query's kg:key variable (--bind dataset=imagenet)
+    matches whatever its case, plural or hyphens; one that names no
+    concept is reported on stderr with close labels (exit 25).
 
     \b
     kg sparql @papers_using_dataset --bind dataset=MuSiQue
@@ -51,6 +55,10 @@ def sparql(query_spec: str, graph_dir: str, output_format: str, backend: str, bi
     text = read_query(query_spec)
     result = query(graph_dir, text, backend=backend, bindings=bindings, base=base, cache=not no_cache, timeout=timeout or None, allow_service=allow_service)
     click.echo(FORMATTERS[output_format](result), nl=False)
+    for label in result.unmatched:
+        close = f"; close labels: {', '.join(label.suggestions)}" if label.suggestions else "; no label is close"
+        click.echo(f"Error: no concept has the label {label.value!r} (--bind {label.name}, key {label.key!r}){close}", err=True)
+    return int(ExitCode.LABEL_NOT_FOUND) if result.unmatched else None
 
 
 def format_json(result: QueryResult) -> str:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import pyoxigraph as ox
 
 from kg.rdf.terms import DEFAULT_BASE, PREFIXES, TYPE_TERMS, iri_segment
+from kg.vocab import normalize_key
 
 if TYPE_CHECKING:  # only the graph's methods are used: no networkx import needed here
     import networkx as nx
@@ -84,6 +85,7 @@ KG_SIMILAR_PAPER = _n("kg", "similarPaper")
 KG_COSINE = _n("kg", "cosine")
 KG_RANK = _n("kg", "rank")
 KG_SIMILAR_TO = _n("kg", "similarTo")
+KG_KEY = _n("kg", "key")
 KG_PIPELINE_NAME = _n("kg", "pipelineName")
 KG_PIPELINE_VERSION = _n("kg", "pipelineVersion")
 KG_CLASS = {t: _n("kg", cls) for t, (cls, _) in TYPE_TERMS.items()}
@@ -180,9 +182,13 @@ def triples(graph: nx.DiGraph, *, base: str = DEFAULT_BASE) -> Iterator[ox.Tripl
             yield T(node, RDF_TYPE, KG_CLASS[ctype])
         yield T(node, RDF_TYPE, SKOS_CONCEPT)
         yield T(node, DC_IDENTIFIER, _text(concept_ids[key]))
-        yield T(node, SKOS_PREF, _text(data.get("label") or concept_ids[key]))
-        for alt in sorted(set(data.get("alt_labels") or ()) - {data.get("label")}):
+        label = data.get("label") or concept_ids[key]
+        yield T(node, SKOS_PREF, _text(label))
+        alts = sorted(set(data.get("alt_labels") or ()) - {data.get("label")})
+        for alt in alts:
             yield T(node, SKOS_ALT, _text(alt))
+        for lookup in lookup_keys(label, alts) or [concept_ids[key]]:
+            yield T(node, KG_KEY, _text(lookup))
         yield T(node, SKOS_IN_SCHEME, scheme)
         broader = sorted(v for _, v, d in graph.out_edges(key, data=True) if d.get("kind") == "broader" and v in concept_iris)
         for other in broader:
@@ -277,6 +283,12 @@ def _annotation(iri: str, paper: ox.NamedNode, concept: ox.NamedNode, start: int
     yield T(selector, RDF_TYPE, OA_POSITION)
     yield T(selector, OA_START, ox.Literal(start))
     yield T(selector, OA_END, ox.Literal(end))
+
+
+def lookup_keys(label: str, alt_labels: Any = ()) -> list[str]:
+    """The concept's ``kg:key`` values: `normalize_key` of its label and alt labels, distinct,
+    sorted (a bound label is normalised the same way before it is matched, `kg.sparql`)."""
+    return sorted({normalize_key(str(text)) for text in (label, *alt_labels)} - {""})
 
 
 def estimated_triples(graph: nx.DiGraph) -> int:

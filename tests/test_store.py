@@ -1,0 +1,66 @@
+"""The Oxigraph store `kg build` leaves next to graph.json (`kg.store.write_store`): current
+after a build (the first `kg sparql` only opens it), the same triples whether bulk-loaded
+from graph.ttl or streamed from the graph, kept when already current, and an OutputError
+when it cannot be written."""
+
+from __future__ import annotations
+
+import errno
+from pathlib import Path
+
+import pyoxigraph as ox
+import pytest
+
+from kg import sparql, store as kg_store
+from kg.errors import OutputError
+from kg.graph import save
+from kg.rdf.writers import write_rdf
+
+
+def quads(store: ox.Store) -> set[ox.Quad]:
+    return set(store)
+
+
+def test_kg_build_leaves_a_current_store(seeds_out: Path) -> None:
+    store_dir = seeds_out / kg_store.STORE_DIR
+    stamp = kg_store._stamp(seeds_out / "graph.json", kg_store.DEFAULT_BASE)
+    assert kg_store._open_current(store_dir, stamp) is not None  # no rebuild needed
+    papers = sparql.query(seeds_out, "SELECT (COUNT(*) AS ?n) WHERE { ?p a fabio:ResearchPaper }", backend="oxigraph")
+    assert [row[0].value for row in papers.rows] == ["38"]
+
+
+def test_bulk_load_from_turtle_holds_the_streamed_triples(sample_graph, tmp_path: Path) -> None:
+    graph = sample_graph()
+    save(graph, tmp_path)
+    write_rdf(graph, tmp_path / "graph.ttl")
+    kg_store.write_store(graph, tmp_path, turtle=tmp_path / "graph.ttl")
+    from_turtle = quads(ox.Store.read_only(str(tmp_path / kg_store.STORE_DIR)))
+    assert from_turtle == quads(kg_store.to_store(graph)) and len(from_turtle) == 255
+    assert not list(tmp_path.glob(".graph.oxigraph.*"))  # no temporary folders left
+
+
+def test_a_current_store_is_kept_and_a_stale_one_replaced(sample_graph, tmp_path: Path) -> None:
+    graph = sample_graph()
+    save(graph, tmp_path)
+    stamp_file = kg_store.write_store(graph, tmp_path) / kg_store.STAMP_FILE
+    first = stamp_file.stat().st_mtime_ns
+    kg_store.write_store(graph, tmp_path)
+    assert stamp_file.stat().st_mtime_ns == first
+    graph.remove_node("paper:p3/x y")
+    save(graph, tmp_path)
+    kg_store.write_store(graph, tmp_path)
+    assert stamp_file.stat().st_mtime_ns != first
+    count = sparql.query(tmp_path, "SELECT (COUNT(*) AS ?n) WHERE { ?p a fabio:ResearchPaper }", backend="oxigraph")
+    assert [row[0].value for row in count.rows] == ["2"]
+
+
+def test_a_store_that_cannot_be_written_is_an_output_error(sample_graph, tmp_path: Path, monkeypatch) -> None:
+    graph = sample_graph()
+    save(graph, tmp_path)
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(kg_store, "_rebuild_store", full)
+    with pytest.raises(OutputError, match=r"cannot write .*graph\.oxigraph: No space left on device"):
+        kg_store.write_store(graph, tmp_path)
