@@ -205,3 +205,9 @@ def test_page_draws_no_similarity_lines(embedded_out):
     chosen = select_subgraph(graph).graph
     assert chosen.number_of_nodes() > 38
     assert not [1 for *_, kind in chosen.edges(data="kind") if kind == "similar"]
+
+
+def test_related_work_names_the_embeddings_file_as_kg_embed_does():
+    from kg import related_work
+
+    assert related_work.EMBED_META_FILE == embed.EMBED_META_FILE

@@ -38,6 +38,8 @@ if TYPE_CHECKING:
     import networkx as nx
     import numpy as np
 
+EMBED_META_FILE = "embeddings.json"  # kg.embed.EMBED_META_FILE, named here so numpy loads only when needed
+
 __all__ = ["INDEX_FILE", "SCORING", "Reason", "RelatedIndex", "RelatedPaper", "RelatedResult", "find_related", "related"]
 
 
@@ -184,12 +186,14 @@ def find_related(
 ) -> RelatedResult:
     """`kg related`: ``DIR/related.idx`` when it matches ``DIR/graph.json`` (else the graph),
     with ``DIR/embeddings.npy`` when the build wrote it and `use_embeddings`."""
-    from kg import embed
-
     view = resolve(directory)  # one generation for the index, the graph and the vectors
     index, source = open_index(view)
     number = lookup_of(index).find(paper)
-    vectors = embed.load(view.folder, index.paper_ids) if use_embeddings else None
+    vectors = None
+    if use_embeddings and view.file(EMBED_META_FILE).is_file():  # numpy is imported only then
+        from kg import embed
+
+        vectors = embed.load(view.folder, index.paper_ids)
     results = rank(index, number, top=top, types=types, embeddings=vectors)
     signals = ("concepts", "embedding") if vectors is not None else ("concepts",)
     return RelatedResult(index.paper_ids[number], index.titles[number], tuple(results), source, signals)
