@@ -1,6 +1,6 @@
 """Size, time-to-interactive and screenshots of the `kg html` page for ~3,000 corpus papers (goal: ≤ 3 s).
 
-Takes a built graph (default: the shared 30k-paper graph from `bash /work/bench-data/make-30k.sh`),
+Takes a built graph (default: the shared 30k-paper graph from `bash bench/make_30k.sh`),
 keeps a seeded random sample of its papers with every concept they mention, writes the page with
 `kg.html.write_html` (default options, as `kg build` does) and opens it from file:// in headless
 Chromium with the network blocked. Time to interactive = navigation start → the later of

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/sparql.py [--graph /work/bench-data/graph-30k] [--repeat 3]
 
-The graph is one `kg build` wrote (`bash /work/bench-data/make-30k.sh` builds 34,916 corpus
+The graph is one `kg build` wrote (`bash bench/make_30k.sh` builds 34,916 corpus
 papers into /work/bench-data/graph-30k). Prints, in one run:
 
 * graph size and triple count; export times (Turtle and N-Triples, streamed by pyoxigraph);

@@ -98,7 +98,10 @@ def test_build_without_the_extra_fails_first_and_writes_nothing(tmp_path, seeds,
     out = tmp_path / "out"
     assert main(["build", str(seeds), "-o", str(out), "--embed", "-q"]) == ExitCode.EXTRA_MISSING
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("Error: embeddings need the embed extra") and "pip install" in err[0]
+    assert err == [
+        "Error: embeddings need the embed extra, which is not installed: pip install -e '.[embed]' (where pip would pick a CUDA"
+        " build of torch, first: pip install torch --index-url https://download.pytorch.org/whl/cpu)"
+    ]
     assert not out.exists() or not any(out.iterdir())
     with pytest.raises(ExtraMissing):
         embed.encoder()

@@ -35,10 +35,7 @@ EMBED_META_FILE = "embeddings.json"
 CACHE_FILE = "embed.sqlite"
 BATCH = 64  # papers per encoder call and per cache write: a killed build keeps what it encoded
 NEIGHBOURS = 10  # nearest papers exported per paper (graph edges kind="similar", RDF kg:Similarity)
-INSTALL_HINT = (
-    "pip install -e '.[embed]' (where pip would pick a CUDA build of torch, first: "
-    "pip install torch --index-url https://download.pytorch.org/whl/cpu)"
-)
+INSTALL_HINT = "pip install -e '.[embed]'"  # the CLI adds how to get a CPU build of torch
 
 
 def paper_text(paper: Paper) -> str:
