@@ -444,3 +444,10 @@ def test_types_may_repeat_and_empty_means_all(out, capsys) -> None:
     assert related("--types", "task", "--types", "METHOD") == related("--types", "method,task") == related()
     assert related("--types", "") == related()
     assert related("--types", "task") != related()
+
+
+def test_help_states_the_fusion_weights_in_use(capsys):
+    assert main(["related", "--help"]) == 0
+    alpha = rel.SCORING["embed"]
+    text = " ".join(capsys.readouterr().out.split())  # click rewraps the help text
+    assert f"{1 - alpha:.2f} × concepts / best concepts + {alpha:.2f} × similarity" in text

@@ -30,9 +30,10 @@ def related(paper: str, top: int, types: tuple[str, ...] | None, graph_dir: str,
     Papers are ranked by the concepts they share with PAPER (rare concepts and
     proposed, not merely used, ones counting more; a shared broader concept
     counting less) and, when the graph was built with `kg build --embed`, by the
-    similarity of their abstracts' embeddings. The first line says which signals
-    were used. Each result lists the shared concepts that explain it, strongest
-    first:
+    similarity of their abstracts' embeddings. The line under the query paper says
+    which signals were used. The number after each rank is the score: the concept
+    score, or with embeddings 0.15 × concepts / best concepts + 0.85 × similarity.
+    Each result lists the shared concepts that explain it, strongest first:
 
     \b
       +12.345  large language model [METHOD] (used/proposed)
