@@ -11,6 +11,8 @@ Session-scoped, built once:
 * ``sample_graph()`` — a hand-made graph for RDF/SPARQL/export/serve: 3 papers, 7 concepts of
   every type, a proposed concept, a broader link, awkward ids and titles; a fresh copy per call
   (``sample_dir``: it saved in tmp_path, for `--graph DIR`);
+* ``sparql_backends`` — both SPARQL backends over one ``sample_graph()``; ``plain_rows(result)``
+  turns a result's rows into plain strings;
 * ``make_graph()`` — a hand-made graph for the HTML page: 3 papers, 8 concepts, one paper and
   one concept carrying XSS payloads (``evil_abstract``); a fresh copy per call;
 * ``nlp`` — kg's cached spaCy pipeline;
@@ -210,6 +212,25 @@ def _html_sample_graph():
         PaperEntities("p3", (mention("method/evil", "METHOD"), mention("dataset/imagenet", "DATASET"), mention("method/gnn", "METHOD"))),
     ]
     return build_graph(papers, entities, concepts)
+
+
+@pytest.fixture(scope="session")
+def sparql_backends(sample_graph) -> dict:
+    """Both SPARQL backends over one ``sample_graph()``: {"rdflib": …, "oxigraph": …}."""
+    from kg import sparql
+
+    graph = sample_graph()
+    return {name: sparql.open_backend(graph, backend=name) for name in ("rdflib", "oxigraph")}
+
+
+@pytest.fixture(scope="session")
+def plain_rows() -> Callable:
+    """`plain_rows(result)`: a SPARQL result's rows as tuples of lexical values (None if unbound)."""
+
+    def plain(result) -> list[tuple[str | None, ...]]:
+        return [tuple(None if term is None else term.value for term in row) for row in result.rows]
+
+    return plain
 
 
 @pytest.fixture(scope="session")

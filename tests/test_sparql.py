@@ -31,37 +31,27 @@ EXPECTED = [
 ]
 
 
-@pytest.fixture(scope="module")
-def backends(sample_graph):
-    graph = sample_graph()
-    return {name: sparql.open_backend(graph, backend=name) for name in BACKENDS}
-
-
-def plain(result: sparql.QueryResult) -> list[tuple[str | None, ...]]:
-    return [tuple(None if term is None else term.value for term in row) for row in result.rows]
-
-
 def test_bundled_queries_include_the_five_examples() -> None:
     assert {"hardware_per_paper", "methods_per_task", "papers_using_dataset", "related_shared_concepts", "shared_concepts"} <= set(sparql.example_queries())
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize(("name", "bindings", "rows"), EXPECTED)
-def test_example_query_rows(backends, backend: str, name: str, bindings: dict, rows: list) -> None:
-    result = backends[backend].query(sparql.example_queries()[name], bindings)
+def test_example_query_rows(sparql_backends, backend: str, name: str, bindings: dict, rows: list, plain_rows) -> None:
+    result = sparql_backends[backend].query(sparql.example_queries()[name], bindings)
     assert result.backend == backend
-    assert plain(result) == rows
+    assert plain_rows(result) == rows
 
 
 @pytest.mark.parametrize(("name", "bindings", "rows"), EXPECTED)
-def test_backends_return_identical_terms(backends, name: str, bindings: dict, rows: list) -> None:
+def test_backends_return_identical_terms(sparql_backends, name: str, bindings: dict, rows: list) -> None:
     text = sparql.example_queries()[name]
-    assert backends["rdflib"].query(text, bindings) == backends["oxigraph"].query(text, bindings)
+    assert sparql_backends["rdflib"].query(text, bindings) == sparql_backends["oxigraph"].query(text, bindings)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_terms_keep_types(backends, backend: str) -> None:
-    result = backends[backend].query("SELECT ?p (COUNT(?c) AS ?n) WHERE { ?p dcterms:subject ?c } GROUP BY ?p ORDER BY ?p")
+def test_terms_keep_types(sparql_backends, backend: str) -> None:
+    result = sparql_backends[backend].query("SELECT ?p (COUNT(?c) AS ?n) WHERE { ?p dcterms:subject ?c } GROUP BY ?p ORDER BY ?p")
     assert result.variables == ("p", "n")
     first = result.rows[0]
     assert first[0] == sparql.Term("uri", "https://w3id.org/kg-ml/resource/paper/p1")
@@ -69,40 +59,40 @@ def test_terms_keep_types(backends, backend: str) -> None:
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_ask_and_construct(backends, backend: str) -> None:
-    assert backends[backend].query("ASK { ?p kg:proposes ?c }").boolean is True
-    assert backends[backend].query("ASK { ?p kg:usesHardware ?c . ?p kg:reportsMetric ?m }").boolean is False
-    built = backends[backend].query("CONSTRUCT { ?c skos:prefLabel ?l } WHERE { ?c a kg:Metric ; skos:prefLabel ?l }")
+def test_ask_and_construct(sparql_backends, backend: str, plain_rows) -> None:
+    assert sparql_backends[backend].query("ASK { ?p kg:proposes ?c }").boolean is True
+    assert sparql_backends[backend].query("ASK { ?p kg:usesHardware ?c . ?p kg:reportsMetric ?m }").boolean is False
+    built = sparql_backends[backend].query("CONSTRUCT { ?c skos:prefLabel ?l } WHERE { ?c a kg:Metric ; skos:prefLabel ?l }")
     assert built.variables == ("subject", "predicate", "object")
-    assert plain(built) == [("https://w3id.org/kg-ml/resource/concept/metric%2Ff1", "http://www.w3.org/2004/02/skos/core#prefLabel", "F1")]
+    assert plain_rows(built) == [("https://w3id.org/kg-ml/resource/concept/metric%2Ff1", "http://www.w3.org/2004/02/skos/core#prefLabel", "F1")]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_syntax_error_names_line_and_column(backends, backend: str) -> None:
+def test_syntax_error_names_line_and_column(sparql_backends, backend: str) -> None:
     # rdflib's own parser says only "Expected SelectQuery"; kg reports Oxigraph's clearer
-    # message for both backends. (Oxigraph may place the column one past the bad token.)
+    # message for both sparql_backends. (Oxigraph may place the column one past the bad token.)
     with pytest.raises(QuerySyntaxError) as caught:
-        backends[backend].query("SELECT ?s\nWHERE { ?s ?p\n}")
+        sparql_backends[backend].query("SELECT ?s\nWHERE { ?s ?p\n}")
     assert re.fullmatch(r"SPARQL syntax error at line 3, column [12]: expected one of .+", caught.value.message)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_undeclared_prefix(backends, backend: str) -> None:
+def test_undeclared_prefix(sparql_backends, backend: str) -> None:
     with pytest.raises(QuerySyntaxError) as caught:
-        backends[backend].query("SELECT * WHERE {\n  ?s nope:p ?o }")
+        sparql_backends[backend].query("SELECT * WHERE {\n  ?s nope:p ?o }")
     assert caught.value.message.startswith("SPARQL syntax error at line 2, column ")
     assert "undeclared prefix" in caught.value.message
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_runtime_failure_is_query_failed(backends, backend: str) -> None:
+def test_runtime_failure_is_query_failed(sparql_backends, backend: str) -> None:
     # SERVICE (allowed) to a closed loopback port: fails while running, never leaves the machine.
     service = "SELECT * WHERE { SERVICE <http://127.0.0.1:9/sparql> { ?s ?p ?o } }"
     with pytest.raises(QueryFailed) as caught:
-        backends[backend].query(service, allow_service=True)
+        sparql_backends[backend].query(service, allow_service=True)
     assert caught.value.message.startswith("SPARQL query failed: ")
     with pytest.raises(QuerySyntaxError, match="^query refused: SERVICE"):  # refused by default
-        backends[backend].query(service)
+        sparql_backends[backend].query(service)
 
 
 def test_bindings_are_checked() -> None:
@@ -114,13 +104,13 @@ def test_bindings_are_checked() -> None:
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_iri_binding(backends, backend: str) -> None:
+def test_iri_binding(sparql_backends, backend: str, plain_rows) -> None:
     paper = "https://w3id.org/kg-ml/resource/paper/p3%2Fx%20y"
-    result = backends[backend].query("SELECT ?p ?t WHERE { ?p dcterms:title ?t }", {"p": f"<{paper}>"})
-    assert plain(result) == [(paper, "Transformers")]
+    result = sparql_backends[backend].query("SELECT ?p ?t WHERE { ?p dcterms:title ?t }", {"p": f"<{paper}>"})
+    assert plain_rows(result) == [(paper, "Transformers")]
     # SEP-0007 substitution (Oxigraph) needs the bound variable in the projection: same rule on both
     with pytest.raises(QueryFailed) as caught:
-        backends[backend].query("SELECT ?t WHERE { ?p dcterms:title ?t }", {"p": f"<{paper}>"})
+        sparql_backends[backend].query("SELECT ?t WHERE { ?p dcterms:title ?t }", {"p": f"<{paper}>"})
     assert caught.value.message == "binding p: the query must SELECT ?p to bind it"  # `kg sparql` says --bind p
 
 
@@ -143,21 +133,21 @@ def test_auto_backend_by_size(sample_graph, tmp_path) -> None:
     assert isinstance(sparql.open_backend(tmp_path, backend="oxigraph"), sparql.OxigraphBackend)
 
 
-def test_oxigraph_store_is_cached_and_refreshed(sample_graph, tmp_path) -> None:
+def test_oxigraph_store_is_cached_and_refreshed(sample_graph, tmp_path, plain_rows) -> None:
     graph = sample_graph()
     save(graph, tmp_path)
     count = "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"
-    assert plain(sparql.query(tmp_path, count, backend="oxigraph")) == [("255",)]
+    assert plain_rows(sparql.query(tmp_path, count, backend="oxigraph")) == [("255",)]
     stamp = tmp_path / "graph.oxigraph" / "kg-stamp.json"
     assert stamp.is_file()
     first = stamp.stat().st_mtime_ns
-    assert plain(sparql.query(tmp_path, count, backend="oxigraph")) == [("255",)]
+    assert plain_rows(sparql.query(tmp_path, count, backend="oxigraph")) == [("255",)]
     assert stamp.stat().st_mtime_ns == first  # reused, not rebuilt
     graph.remove_node("paper:p3/x y")
     save(graph, tmp_path)
-    assert plain(sparql.query(tmp_path, "SELECT (COUNT(*) AS ?n) WHERE { ?p a fabio:ResearchPaper }", backend="oxigraph")) == [("2",)]
+    assert plain_rows(sparql.query(tmp_path, "SELECT (COUNT(*) AS ?n) WHERE { ?p a fabio:ResearchPaper }", backend="oxigraph")) == [("2",)]
     stamp.write_text("{corrupt", encoding="utf-8")
-    assert plain(sparql.query(tmp_path, "SELECT (COUNT(*) AS ?n) WHERE { ?p a fabio:ResearchPaper }", backend="oxigraph")) == [("2",)]
+    assert plain_rows(sparql.query(tmp_path, "SELECT (COUNT(*) AS ?n) WHERE { ?p a fabio:ResearchPaper }", backend="oxigraph")) == [("2",)]
     assert not list(tmp_path.glob(".graph.oxigraph.*"))  # no temporary folders left
 
 

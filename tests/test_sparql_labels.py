@@ -16,16 +16,6 @@ MUSIQUE = [("MuSiQue", "p1", "HippoRAG: memory", "1"), ("MuSiQue", "p2", 'A stud
 BY_KEY = "SELECT ?c WHERE { ?c kg:key ?label }"  # ?label is a key variable, not projected
 
 
-@pytest.fixture(scope="module")
-def backends(sample_graph):
-    graph = sample_graph()
-    return {name: sparql.open_backend(graph, backend=name) for name in BACKENDS}
-
-
-def plain(result: sparql.QueryResult) -> list[tuple[str | None, ...]]:
-    return [tuple(None if term is None else term.value for term in row) for row in result.rows]
-
-
 def test_key_variables_are_found_outside_comments_and_strings() -> None:
     text = '# kg:key ?no\nSELECT * WHERE { ?c kg:key ?a ; <https://w3id.org/kg-ml/ontology#key> $b . FILTER(?x != "kg:key ?nope") }'
     assert key_variables(text) == {"a", "b"}
@@ -60,56 +50,56 @@ def test_name_reaches_name_key_and_iris_are_never_labels() -> None:
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("label", ["MuSiQue", "musique", "MUSIQUE", "MuSiQues", " musique. "])
-def test_papers_using_dataset_forgives_case_and_plural(backends, backend: str, label: str) -> None:
-    result = backends[backend].query(sparql.example_queries()["papers_using_dataset"], {"dataset": label})
-    assert plain(result) == MUSIQUE
+def test_papers_using_dataset_forgives_case_and_plural(sparql_backends, backend: str, label: str, plain_rows) -> None:
+    result = sparql_backends[backend].query(sparql.example_queries()["papers_using_dataset"], {"dataset": label})
+    assert plain_rows(result) == MUSIQUE
     assert result.unmatched == ()
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("label", ["question answering", "Question-Answering", "question answerings"])
-def test_methods_per_task_forgives_case_hyphens_and_plural(backends, backend: str, label: str) -> None:
-    result = backends[backend].query(sparql.example_queries()["methods_per_task"], {"task": label})
-    assert plain(result) == [("question answering", "HippoRAG", "1")]
+def test_methods_per_task_forgives_case_hyphens_and_plural(sparql_backends, backend: str, label: str, plain_rows) -> None:
+    result = sparql_backends[backend].query(sparql.example_queries()["methods_per_task"], {"task": label})
+    assert plain_rows(result) == [("question answering", "HippoRAG", "1")]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_alt_labels_match_too(backends, backend: str) -> None:
-    engine = backends[backend]
+def test_alt_labels_match_too(sparql_backends, backend: str, plain_rows) -> None:
+    engine = sparql_backends[backend]
     rag = "https://w3id.org/kg-ml/resource/concept/method%2Frag"
-    assert plain(engine.query(BY_KEY, {"label": "rag"})) == [(rag,)]  # the altLabel RAG
-    assert plain(engine.query(BY_KEY, {"label": "Retrieval Augmented Generation"})) == [(rag,)]
+    assert plain_rows(engine.query(BY_KEY, {"label": "rag"})) == [(rag,)]  # the altLabel RAG
+    assert plain_rows(engine.query(BY_KEY, {"label": "Retrieval Augmented Generation"})) == [(rag,)]
     bert = "https://w3id.org/kg-ml/resource/concept/method%2Fbert"
-    assert plain(engine.query(BY_KEY, {"label": "bidirectional encoder representations from transformers"})) == [(bert,)]
+    assert plain_rows(engine.query(BY_KEY, {"label": "bidirectional encoder representations from transformers"})) == [(bert,)]
 
 
-def test_both_backends_report_the_same_unmatched_labels(backends) -> None:
+def test_both_backends_report_the_same_unmatched_labels(sparql_backends) -> None:
     text = sparql.example_queries()["papers_using_dataset"]
     for label in ("musiqu", "ImageNet", "MuSiQue"):
-        by_rdflib, by_oxigraph = (backends[b].query(text, {"dataset": label}) for b in BACKENDS)
+        by_rdflib, by_oxigraph = (sparql_backends[b].query(text, {"dataset": label}) for b in BACKENDS)
         assert by_rdflib == by_oxigraph and by_rdflib.unmatched == by_oxigraph.unmatched, label
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_a_label_that_names_nothing_is_reported_with_close_labels(backends, backend: str) -> None:
-    result = backends[backend].query(sparql.example_queries()["papers_using_dataset"], {"dataset": "musiqu"})
+def test_a_label_that_names_nothing_is_reported_with_close_labels(sparql_backends, backend: str) -> None:
+    result = sparql_backends[backend].query(sparql.example_queries()["papers_using_dataset"], {"dataset": "musiqu"})
     assert result.rows == ()
     [missing] = result.unmatched
     assert (missing.name, missing.value, missing.key, missing.suggestions) == ("dataset", "musiqu", "musiqu", ("MuSiQue (Dataset)",))
-    far = backends[backend].query(sparql.example_queries()["papers_using_dataset"], {"dataset": "ImageNet"})
+    far = sparql_backends[backend].query(sparql.example_queries()["papers_using_dataset"], {"dataset": "ImageNet"})
     assert [(m.key, m.suggestions) for m in far.unmatched] == [("imagenet", ())]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_a_label_of_another_type_is_not_unmatched(backends, backend: str) -> None:
+def test_a_label_of_another_type_is_not_unmatched(sparql_backends, backend: str) -> None:
     """BERT names a concept (a method): no dataset has it, so no rows, but nothing to report."""
-    result = backends[backend].query(sparql.example_queries()["papers_using_dataset"], {"dataset": "BERT"})
+    result = sparql_backends[backend].query(sparql.example_queries()["papers_using_dataset"], {"dataset": "BERT"})
     assert result.rows == () and result.unmatched == ()
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_quotes_and_backslashes_in_a_label_are_a_literal_not_syntax(backends, backend: str) -> None:
-    result = backends[backend].query(BY_KEY, {"label": 'a"b\\c } UNION { ?c ?p ?o'})
+def test_quotes_and_backslashes_in_a_label_are_a_literal_not_syntax(sparql_backends, backend: str) -> None:
+    result = sparql_backends[backend].query(BY_KEY, {"label": 'a"b\\c } UNION { ?c ?p ?o'})
     assert result.rows == ()
 
 

@@ -110,7 +110,8 @@ def _broader_of(
             return entry.id
     for cut in range(1, len(words)):  # longest shorter concept first; the same type preferred
         found = by_key.get(" ".join(words[cut:]))
-        if found and not (cut == len(words) - 1 and not _namable_head(words[-1])):
+        single_generic_word = cut == len(words) - 1 and not _namable_head(words[-1])  # "model"
+        if found and not single_generic_word:
             same = [other for other in found if concepts[other].type == concept.type]
             return (same or found)[0]
     head = words[-1]

@@ -106,9 +106,6 @@ class PackedStrings:
     def __iter__(self):
         return (self[n] for n in range(len(self)))
 
-    def __eq__(self, other: object) -> bool:
-        return list(self) == list(other) if isinstance(other, (PackedStrings, list, tuple)) else NotImplemented
-
 
 @dataclass(frozen=True, slots=True)
 class SharedConcept:
