@@ -158,9 +158,8 @@ def _write_outputs(
     # Extract (spaCy, per paper) → resolve (corpus-wide concepts) → propagate → graph.
     from kg.concepts import entities_record, find_concepts
     from kg.graph import build_graph, save
-    from kg.pipeline import load_pipeline, pipeline_info
+    from kg.provenance import describe_pipeline
 
-    nlp = load_pipeline(recognizer=recognizer)
     found = find_concepts(papers, cache_dir=cache_dir, workers=workers, dask_address=dask_address, progress=progress, recognizer=recognizer)
     resolution = found.resolution
     similar, embedded = [], None
@@ -173,7 +172,8 @@ def _write_outputs(
         save_embeddings(embedded, folder)
     write_jsonl(folder / ENTITIES_FILE, [entities_record(p, e) for p, e in zip(papers, resolution.entities, strict=True)])
     write_jsonl(folder / CONCEPTS_FILE, [concept.to_dict() for concept in resolution.concepts])
-    meta = {"pipeline": pipeline_info(nlp), "created": _created()}
+    # Described, not loaded: a build whose papers all come from the cache never loads spaCy.
+    meta = {"pipeline": describe_pipeline(recognizer=recognizer), "created": _created()}
     graph = build_graph(papers, resolution.entities, resolution.concepts, meta=meta, similar=similar)
     save(graph, folder)
     # RDF: streamed through pyoxigraph (fast at corpus scale), validated by schemas/shapes.ttl.
