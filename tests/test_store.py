@@ -42,7 +42,7 @@ def test_bulk_load_from_turtle_holds_the_streamed_triples(sample_graph, tmp_path
 def test_a_current_store_is_kept_and_a_stale_one_replaced(sample_graph, tmp_path: Path) -> None:
     graph = sample_graph()
     save(graph, tmp_path)
-    stamp_file = kg_store.write_store(graph, tmp_path) / kg_store.STAMP_FILE
+    stamp_file = kg_store.write_store(graph, tmp_path).path / kg_store.STAMP_FILE
     first = stamp_file.stat().st_mtime_ns
     kg_store.write_store(graph, tmp_path)
     assert stamp_file.stat().st_mtime_ns == first

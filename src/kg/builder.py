@@ -19,15 +19,17 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from kg.atomic import atomic_open, check_output_dir, make_output_dir
-from kg.generations import Generation, OutputLock, check_names, clean_stale, unlink_missing
-from kg.ingest import read_corpus
+from kg.generations import Generation, OutputLock, check_names, clean_stale, current_folder, unlink_missing
+from kg.ingest import PROGRESS_STAGE, read_corpus
 from kg.model import DEFAULT_RECOGNIZER, Paper, Progress
+from kg.stages import StageClock
 
 if TYPE_CHECKING:
     import networkx as nx
 
     from kg.concepts import CorpusConcepts
     from kg.embed import Embeddings
+    from kg.rdf.fragments import TurtleWritten
 
 PAPERS_FILE = "papers.jsonl"
 ENTITIES_FILE = "entities.jsonl"
@@ -49,6 +51,9 @@ class BuildSummary:
     extracted: int = 0  # papers run through spaCy in this build
     embedded: int | None = None  # with embed: papers encoded in this build (the rest came from the cache)
     seconds: float = 0.0
+    stages: tuple[tuple[str, float], ...] = ()  # (stage, wall seconds) in the order they ran
+    reused: int = 0  # Turtle fragments copied from the previous build (the rest were made now)
+    store: str = ""  # how the SPARQL store was brought up to date: kept, updated or loaded
     outputs: tuple[str, ...] = ()
 
 
@@ -85,6 +90,7 @@ def build(
     (default ``OUT/cache``) unless `no_cache`. `embed` adds sentence embeddings and each
     paper's semantic neighbours (`kg.embed`; needs the embed extra)."""
     started = time.perf_counter()
+    clock = StageClock(progress)
     out = Path(out_dir)
     from kg.pipeline import check_recognizer
     from kg.runner import CACHE_DIR
@@ -103,24 +109,33 @@ def build(
     if lock.path.exists():
         lock.acquire()  # a second build fails at once, before reading its input
     try:
-        corpus = read_corpus(inputs, skip_invalid=skip_invalid, stdin=stdin, progress=progress)
+        with clock.stage(PROGRESS_STAGE, reports_itself=True):
+            corpus = read_corpus(inputs, skip_invalid=skip_invalid, stdin=stdin, progress=progress)
         make_output_dir(out)
         lock.acquire()  # a first build: only now may out/ be written
         clean_stale(out, OUTPUT_FILES + EMBED_FILES)
+        # The build being replaced: its unchanged Turtle fragments are copied, not made again,
+        # and the store is updated from it (unless --no-cache: then everything is made anew).
+        previous = None if no_cache else current_folder(out)
         with Generation(out) as generation:
-            found, graph, embedded = _write_outputs(
+            found, graph, embedded, turtle = _write_outputs(
                 corpus.papers, generation.folder, cache_dir=None if no_cache else (cache_dir if cache_dir is not None else out / CACHE_DIR),
-                workers=workers, dask_address=dask_address, progress=progress, recognizer=recognizer, embed=embed,
+                workers=workers, dask_address=dask_address, clock=clock, recognizer=recognizer, embed=embed,
+                previous=previous,
             )
             generation.publish()
         if not embed:  # an earlier build's embeddings: their links now point at nothing
             unlink_missing(out, EMBED_FILES)
         # The Oxigraph store `kg sparql` and `kg serve` open (outside generations, stamped by
-        # content), bulk-loaded from the graph.ttl just switched in.
+        # content): updated from the replaced build's, or bulk-loaded from the new graph.ttl.
         from kg.rdf.writers import TURTLE_FILE
         from kg.store import STORE_DIR, write_store
 
-        write_store(graph, out, turtle=out / TURTLE_FILE)
+        with clock.stage("Loading SPARQL store"):
+            store = write_store(
+                graph, out, turtle=generation.folder / TURTLE_FILE,
+                previous_turtle=previous / TURTLE_FILE if previous is not None else None,
+            )
     finally:
         lock.release()
     resolution, extraction_stats = found.resolution, found.stats
@@ -138,6 +153,9 @@ def build(
         extracted=extraction_stats.extracted,
         embedded=None if embedded is None else embedded.encoded,
         seconds=round(time.perf_counter() - started, 3),
+        stages=clock.timed(),
+        reused=turtle.reused,
+        store=store.how,
         outputs=tuple(str(out / name) for name in (*OUTPUT_FILES, *(EMBED_FILES if embed else ()), STORE_DIR)),
     )
 
@@ -149,43 +167,62 @@ def _write_outputs(
     cache_dir: str | os.PathLike[str] | None,
     workers: int,
     dask_address: str | None,
-    progress: Progress | None,
+    clock: StageClock,
     recognizer: str | None,
     embed: bool,
-) -> tuple[CorpusConcepts, nx.DiGraph, Embeddings | None]:
-    """Every stage after reading, each output file written into `folder` (a new generation)."""
-    write_jsonl(folder / PAPERS_FILE, [paper.to_dict() for paper in papers])
+    previous: Path | None,
+) -> tuple[CorpusConcepts, nx.DiGraph, Embeddings | None, TurtleWritten]:
+    """Every stage after reading, each output file written into `folder` (a new generation);
+    `previous` is the generation being replaced (None: make everything from scratch)."""
+    progress = clock.progress
     # Extract (spaCy, per paper) → resolve (corpus-wide concepts) → propagate → graph.
-    from kg.concepts import entities_record, find_concepts
+    from kg.concepts import CorpusConcepts, entities_record, resolve_corpus
     from kg.graph import build_graph, save
     from kg.provenance import describe_pipeline
+    from kg.runner import EXTRACT_STAGE, run_extraction
 
-    found = find_concepts(papers, cache_dir=cache_dir, workers=workers, dask_address=dask_address, progress=progress, recognizer=recognizer)
+    with clock.stage(EXTRACT_STAGE, reports_itself=True):
+        extractions, stats = run_extraction(
+            papers, cache_dir=cache_dir, workers=workers, dask_address=dask_address, progress=progress, recognizer=recognizer
+        )
+    found = CorpusConcepts(resolve_corpus(papers, extractions, clock=clock), stats)
+    del extractions
     resolution = found.resolution
     similar, embedded = [], None
     if embed:
-        from kg.embed import embed_papers, neighbour_links, save as save_embeddings
+        from kg.embed import EMBED_STAGE, embed_papers, neighbour_links, save as save_embeddings
 
-        embedded = embed_papers(papers, cache_dir=cache_dir, progress=progress)
-        similar = neighbour_links(embedded)
-        # The vectors `kg related` fuses with concept overlap (mapped, not loaded, at query time).
-        save_embeddings(embedded, folder)
-    write_jsonl(folder / ENTITIES_FILE, [entities_record(p, e) for p, e in zip(papers, resolution.entities, strict=True)])
-    write_jsonl(folder / CONCEPTS_FILE, [concept.to_dict() for concept in resolution.concepts])
-    # Described, not loaded: a build whose papers all come from the cache never loads spaCy.
-    meta = {"pipeline": describe_pipeline(recognizer=recognizer), "created": _created()}
-    graph = build_graph(papers, resolution.entities, resolution.concepts, meta=meta, similar=similar)
-    save(graph, folder)
-    # RDF: streamed through pyoxigraph (fast at corpus scale), validated by schemas/shapes.ttl.
-    from kg.rdf.writers import TURTLE_FILE, write_rdf
+        with clock.stage(EMBED_STAGE, reports_itself=True):
+            embedded = embed_papers(papers, cache_dir=cache_dir, progress=progress)
+            similar = neighbour_links(embedded)
+            # The vectors `kg related` fuses with concept overlap (mapped, not loaded, at query time).
+            save_embeddings(embedded, folder)
+    with clock.stage("Writing records"):
+        write_jsonl(folder / PAPERS_FILE, [paper.to_dict() for paper in papers])
+        write_jsonl(folder / ENTITIES_FILE, [entities_record(p, e) for p, e in zip(papers, resolution.entities, strict=True)])
+        write_jsonl(folder / CONCEPTS_FILE, [concept.to_dict() for concept in resolution.concepts])
+    with clock.stage("Building graph"):
+        # Described, not loaded: a build whose papers all come from the cache never loads spaCy.
+        meta = {"pipeline": describe_pipeline(recognizer=recognizer), "created": _created()}
+        graph = build_graph(papers, resolution.entities, resolution.concepts, meta=meta, similar=similar)
+        save(graph, folder)
+    # RDF: fragment by fragment through pyoxigraph, the previous build's unchanged fragments
+    # copied (`kg.rdf.fragments`); the same triples as every other export (schemas/shapes.ttl).
+    from kg.rdf.fragments import STAGE as TURTLE_STAGE, write_turtle
+    from kg.rdf.writers import TURTLE_FILE
 
-    write_rdf(graph, folder / TURTLE_FILE)
+    with clock.stage(TURTLE_STAGE, reports_itself=True):
+        turtle = write_turtle(
+            graph, folder / TURTLE_FILE, previous=previous / TURTLE_FILE if previous is not None else None, progress=progress
+        )
     # The interactive page (as `kg html` draws it by default): self-contained, offline.
     from kg.html import HTML_FILE, write_html
 
-    write_html(graph, folder / HTML_FILE)
+    with clock.stage("Drawing page"):
+        write_html(graph, folder / HTML_FILE)
     # The related-papers index, so `kg related` answers without loading graph.json.
     from kg.related_work import write_index
 
-    write_index(graph, folder)
-    return found, graph, embedded
+    with clock.stage("Indexing related work"):
+        write_index(graph, folder)
+    return found, graph, embedded, turtle

@@ -17,6 +17,7 @@ from kg.model import DEFAULT_RECOGNIZER, Paper, PaperEntities, PaperExtraction, 
 from kg.propagate import propagate
 from kg.resolve import resolve
 from kg.runner import ExtractionStats, run_extraction
+from kg.stages import StageClock
 from kg.title_roles import mark_title_names
 
 
@@ -28,10 +29,14 @@ class CorpusConcepts:
     stats: ExtractionStats
 
 
-def resolve_corpus(papers: Sequence[Paper], extractions: Sequence[PaperExtraction]) -> Resolution:
+def resolve_corpus(papers: Sequence[Paper], extractions: Sequence[PaperExtraction], *, clock: StageClock | None = None) -> Resolution:
     """Corpus-wide concepts for per-paper extractions (parallel to `papers`): the names titles
-    open with marked proposed, then resolve, then propagate."""
-    return propagate(papers, resolve(mark_title_names(papers, extractions)))
+    open with marked proposed, then resolve, then propagate (each a stage of `clock`)."""
+    clock = clock or StageClock()
+    with clock.stage("Resolving concepts", len(papers)):
+        resolved = resolve(mark_title_names(papers, extractions))
+    with clock.stage("Propagating concepts", len(papers)):
+        return propagate(papers, resolved)
 
 
 def find_concepts(

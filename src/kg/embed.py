@@ -30,6 +30,7 @@ from kg.model import Paper, Progress
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 DIMENSIONS = 384
+EMBED_STAGE = "Embedding papers"
 EMBED_FILE = "embeddings.npy"
 EMBED_META_FILE = "embeddings.json"
 CACHE_FILE = "embed.sqlite"
@@ -142,7 +143,7 @@ def embed_papers(
             else:
                 missing.append(row)
         if progress is not None:
-            progress("embed", len(ordered) - len(missing), len(ordered))
+            progress(EMBED_STAGE, len(ordered) - len(missing), len(ordered))
         if missing:
             encode = encode or encoder()
             done = len(ordered) - len(missing)
@@ -154,7 +155,7 @@ def embed_papers(
                     cache.put_many({keys[r]: _encode(v) for r, v in zip(rows, batch, strict=True)})
                 done += len(rows)
                 if progress is not None:
-                    progress("embed", done, len(ordered))
+                    progress(EMBED_STAGE, done, len(ordered))
     finally:
         if cache is not None:
             cache.close()

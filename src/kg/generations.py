@@ -96,6 +96,15 @@ def current_generation(out: str | os.PathLike[str]) -> str | None:
         return None
 
 
+def current_folder(out: str | os.PathLike[str]) -> Path | None:
+    """The current generation's folder (None if there is none): what a build may reuse."""
+    name = current_generation(out)
+    if name is None or not name.startswith(_GEN) or "/" in name:
+        return None
+    folder = Path(out) / KG_DIR / name
+    return folder if folder.is_dir() else None
+
+
 def check_names(out: str | os.PathLike[str], names: Iterable[str]) -> None:
     """Raise `OutputError` if a folder sits where an output link must go (found before a build
     spends its time; `Generation.publish` checks again)."""
@@ -246,7 +255,8 @@ class Generation:
     def publish(self) -> str:
         """Rename the folder ``gen-<id>``, link every output name, switch ``current`` to it,
         remove older generations. Returns the generation's name."""
-        names = sorted(os.listdir(self.folder))
+        # Dot files are the generation's own (e.g. graph.ttl's fragment index): never linked.
+        names = sorted(n for n in os.listdir(self.folder) if not n.startswith("."))
         for n in names:
             if (self.out / n).is_dir():
                 raise OutputError(f"cannot write {self.out / n}: it is a folder")

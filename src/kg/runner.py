@@ -20,6 +20,7 @@ from kg.extract import extract_papers
 from kg.model import DEFAULT_RECOGNIZER, Paper, PaperExtraction, Progress
 from kg.pipeline import check_recognizer, pipeline_version
 
+EXTRACT_STAGE = "Extracting entities"
 CACHE_DIR = "cache"  # inside the output folder unless --cache says otherwise
 # Results reach the cache in small transactions so a killed build keeps nearly all its work:
 # one commit per spaCy batch (64 papers, `kg.extract`), or when the oldest unsaved result is 2 s old.
@@ -110,9 +111,11 @@ def run_extraction(
         todo = [index for index, result in enumerate(results) if result is None]
         done = len(papers) - len(todo)
         if progress is not None:
-            progress("Extracting entities", done, len(papers))
+            progress(EXTRACT_STAGE, done, len(papers))
         missing = [papers[index] for index in todo]
-        if dask_address:
+        if not missing:  # everything cached: no statistical model is loaded at all
+            stream: Iterator[PaperExtraction] = iter(())
+        elif dask_address:
             stream = _extract_on_dask(missing, dask_address, recognizer)
         elif workers > 1 and len(missing) > LOCAL_CHUNK:
             stream = _extract_in_processes(missing, workers, recognizer)
@@ -131,7 +134,7 @@ def run_extraction(
                     pending.clear()
             done += 1
             if progress is not None and (done % 50 == 0 or done == len(papers)):
-                progress("Extracting entities", done, len(papers))
+                progress(EXTRACT_STAGE, done, len(papers))
         if cache is not None and pending:
             cache.put_many(pending)
         stats = ExtractionStats(

@@ -11,6 +11,7 @@ import contextlib
 import json
 import os
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -20,6 +21,7 @@ import pyoxigraph as ox
 from kg.atomic import output_errors
 from kg.generations import GraphFolder, resolve
 from kg.graph import GRAPH_FILE, graph_stamp, load
+from kg.rdf.fragments import changed_fragments
 from kg.rdf.terms import DEFAULT_BASE, RDF_MODEL_VERSION
 from kg.rdf.triples import triples
 
@@ -45,16 +47,31 @@ def to_store(graph: nx.DiGraph, *, base: str = DEFAULT_BASE, path: str | None = 
     return store
 
 
-def write_store(graph: nx.DiGraph, directory: str | os.PathLike[str], *, base: str = DEFAULT_BASE, turtle: str | os.PathLike[str] | None = None) -> Path:
+# Above this share of changed fragments, one bulk load of graph.ttl beats removing and
+# adding triples one by one in a copy of the old store.
+MAX_CHANGED_SHARE = 0.2
+
+
+def write_store(
+    graph: nx.DiGraph,
+    directory: str | os.PathLike[str],
+    *,
+    base: str = DEFAULT_BASE,
+    turtle: str | os.PathLike[str] | None = None,
+    previous_turtle: str | os.PathLike[str] | None = None,
+) -> StoreWritten:
     """Build ``DIR/graph.oxigraph/`` for `graph` (already saved as ``DIR/graph.json``) now,
     so the first `kg sparql` after `kg build` only opens it.
 
     `turtle` names a Turtle file of the same graph under the same base (kg build's
     graph.ttl, just written): Oxigraph's bulk loader parses it in Rust instead of taking the
-    triples one by one from Python. Same lock, temporary folder and atomic switch as
-    `open_store`; a store already current is kept. Returns the store folder. Raises OSError
-    `OutputError` (exit 18 or 22) when the folder cannot hold it, as for kg build's other
-    files.
+    triples one by one from Python. When the store holds the build of `previous_turtle` (the
+    generation just replaced) and few of its fragments changed (`kg.rdf.fragments`), the
+    store is updated instead: a checkpoint of the old store (hard links, nothing copied) gets
+    the removed fragments' triples deleted and the new ones added. Either way it happens in
+    a temporary folder switched in atomically, under the store lock; a store already current
+    is kept. Raises `OutputError` (exit 18 or 22) when the folder cannot hold it, as for kg
+    build's other files.
     """
     folder = Path(directory)
     graph_file = folder / GRAPH_FILE
@@ -62,11 +79,61 @@ def write_store(graph: nx.DiGraph, directory: str | os.PathLike[str], *, base: s
     stamp = _stamp(graph_file, base)
     with output_errors(store_dir), _locked(folder / LOCK_FILE):
         current = _open_current(store_dir, stamp)
-        if current is None:
-            load = (lambda store: store.bulk_load(path=str(turtle), format=ox.RdfFormat.TURTLE)) if turtle is not None else None
-            current = _rebuild_store(graph, store_dir, stamp, base=base, load=load)
-        del current  # close it: the build only leaves it on disk
-    return store_dir
+        if current is not None:
+            del current  # close it: the build only leaves it on disk
+            return StoreWritten(store_dir, "kept")
+        if turtle is not None and previous_turtle is not None and _update_store(store_dir, stamp, Path(previous_turtle), Path(turtle), base):
+            return StoreWritten(store_dir, "updated")
+        load = (lambda store: store.bulk_load(path=str(turtle), format=ox.RdfFormat.TURTLE)) if turtle is not None else None
+        store = _rebuild_store(graph, store_dir, stamp, base=base, load=load)
+        del store  # close it: the build only leaves it on disk
+    return StoreWritten(store_dir, "loaded")
+
+
+@dataclass(frozen=True)
+class StoreWritten:
+    path: Path
+    how: str  # "kept" (already current), "updated" (fragments changed) or "loaded" (bulk load)
+
+
+def _update_store(store_dir: Path, stamp: dict[str, Any], old_turtle: Path, new_turtle: Path, base: str) -> bool:
+    """Turn the store of `old_turtle`'s build into the store of `new_turtle`'s (see
+    `write_store`); False, with nothing changed, when it does not hold that build or too much
+    changed."""
+    old_stamp = _stamp(old_turtle.with_name(GRAPH_FILE), base)
+    try:
+        if json.loads((store_dir / STAMP_FILE).read_text(encoding="utf-8")) != old_stamp:
+            return False
+    except (OSError, ValueError):
+        return False
+    diff = changed_fragments(old_turtle, new_turtle)
+    if diff is None or diff.changed > MAX_CHANGED_SHARE * diff.total:
+        return False
+
+    def apply(store: ox.Store) -> None:
+        # One transaction each: a failure leaves the temporary copy, never the store in use.
+        store.update(_delete_data(diff.removed))
+        store.extend(ox.parse(diff.added, format=ox.RdfFormat.TURTLE))
+
+    tmp = _temporary(store_dir)
+    try:
+        ox.Store.read_only(str(store_dir)).backup(str(tmp))
+        store = ox.Store(str(tmp))
+        apply(store)
+        store.flush()
+        del store
+        (tmp / STAMP_FILE).write_text(json.dumps(stamp, sort_keys=True), encoding="utf-8")
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    _swap_in(tmp, store_dir)
+    return True
+
+
+def _delete_data(turtle: bytes) -> str:
+    """A SPARQL ``DELETE DATA`` of every triple in `turtle` (N-Triples lines are valid there)."""
+    lines = ox.serialize(ox.parse(turtle, format=ox.RdfFormat.TURTLE), format=ox.RdfFormat.N_TRIPLES)
+    return "DELETE DATA {\n" + lines.decode("utf-8") + "}"
 
 
 def _stamp(graph_file: Path, base: str) -> dict[str, Any]:
@@ -138,10 +205,7 @@ def _locked(path: Path) -> Iterator[None]:
 def _rebuild_store(graph: nx.DiGraph, store_dir: Path, stamp: dict[str, Any], *, base: str, load: Callable[[ox.Store], None] | None = None) -> ox.Store:
     """Build into a temporary folder beside `store_dir`, stamp it last, swap it in (under the
     lock). `load` fills the new store (default: the graph's triple stream, `to_store`)."""
-    tmp = store_dir.with_name(f".{store_dir.name}.{os.getpid()}.tmp")
-    for stale in [*store_dir.parent.glob(f".{store_dir.name}.*.tmp"), *store_dir.parent.glob(f".{store_dir.name}.*.old")]:
-        shutil.rmtree(stale, ignore_errors=True)  # left by a killed build; we hold the lock
-    shutil.rmtree(tmp, ignore_errors=True)
+    tmp = _temporary(store_dir)
     try:
         if load is None:
             store = to_store(graph, base=base, path=str(tmp))
@@ -157,9 +221,22 @@ def _rebuild_store(graph: nx.DiGraph, store_dir: Path, stamp: dict[str, Any], *,
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    _swap_in(tmp, store_dir)
+    return ox.Store.read_only(str(store_dir))
+
+
+def _temporary(store_dir: Path) -> Path:
+    """A fresh temporary folder name beside the store (called under the lock)."""
+    tmp = store_dir.with_name(f".{store_dir.name}.{os.getpid()}.tmp")
+    for stale in [*store_dir.parent.glob(f".{store_dir.name}.*.tmp"), *store_dir.parent.glob(f".{store_dir.name}.*.old")]:
+        shutil.rmtree(stale, ignore_errors=True)  # left by a killed build; we hold the lock
+    shutil.rmtree(tmp, ignore_errors=True)
+    return tmp
+
+
+def _swap_in(tmp: Path, store_dir: Path) -> None:
     old = store_dir.with_name(f".{store_dir.name}.{os.getpid()}.old")
     if store_dir.exists():
         os.replace(store_dir, old)
     os.replace(tmp, store_dir)
     shutil.rmtree(old, ignore_errors=True)
-    return ox.Store.read_only(str(store_dir))

@@ -25,6 +25,7 @@ SKIPPED_SHOWN = 20  # the summary lists this many skipped records, then counts t
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the extraction cache.")
 @click.option("--dask", "dask_address", metavar="ADDRESS", default=None, help="Run extraction on a Dask cluster: a scheduler address (tcp://host:8786) or 'local'.")
 @model_option
+@click.option("--timings", is_flag=True, help="After the summary, the wall time of every stage (where a build spends its time).")
 @click.option("--embed", is_flag=True, help="Also embed every title + abstract (all-MiniLM-L6-v2, CPU) for semantic neighbours in `kg related`, the RDF and the page; needs the embed extra: pip install 'kg[embed]'.")
 def build(
     inputs: tuple[str, ...],
@@ -36,6 +37,7 @@ def build(
     no_cache: bool,
     dask_address: str | None,
     recognizer: str | None,
+    timings: bool,
     embed: bool,
 ) -> None:
     """Build the knowledge graph from INPUTS into OUT.
@@ -62,6 +64,8 @@ def build(
         )
     if not quiet:
         click.echo(render_summary(summary))
+    if timings:
+        click.echo(render_timings(summary))
     elif summary.skipped:
         records = "1 invalid record" if len(summary.skipped) == 1 else f"{len(summary.skipped):,} invalid records"
         click.echo(f"Warning: skipped {records} (run without --quiet to see where)", err=True)
@@ -86,4 +90,12 @@ def render_summary(summary: BuildSummary) -> str:
         lines.append(f"  embeddings  {summary.embedded:>8,}  papers encoded, {summary.papers - summary.embedded:,} from the cache")
     for path in summary.outputs:
         lines.append(f"  wrote {path}")
+    return "\n".join(lines)
+
+
+def render_timings(summary: BuildSummary) -> str:
+    width = max((len(name) for name, _ in summary.stages), default=0)
+    lines = ["Stage times (wall seconds):"]
+    lines.extend(f"  {name:<{width}}  {seconds:>9.2f}" for name, seconds in summary.stages)
+    lines.append(f"  {'total':<{width}}  {summary.seconds:>9.2f}")
     return "\n".join(lines)

@@ -8,9 +8,14 @@ in `kg.rdf`; `Iris` mints the data IRIs, one percent-encoded segment per id (`ir
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from decimal import Decimal
+from functools import partial
+from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 import pyoxigraph as ox
@@ -22,6 +27,9 @@ if TYPE_CHECKING:  # only the graph's methods are used: no networkx import neede
     import networkx as nx
 
 _SURROGATES = re.compile("[\ud800-\udfff]")
+# The code that turns inputs into triples, hashed into every fragment's key: a kg whose RDF
+# form changed never reuses an older build's fragments.
+_CODE = hashlib.blake2b(b"".join((resources.files("kg.rdf") / name).read_bytes() for name in ("triples.py", "terms.py")), digest_size=32).digest()
 
 
 def _n(prefix: str, local: str) -> ox.NamedNode:
@@ -153,120 +161,172 @@ def pipeline_of(meta: dict[str, Any]) -> tuple[str, str]:
     return str(name or "unknown"), str(version or "unknown")
 
 
+@dataclass(frozen=True, slots=True)
+class Fragment:
+    """The triples of one subject group: the build's head (run and concept scheme), a concept,
+    a paper with its link, annotation and similarity nodes, or an author. No two fragments
+    share a subject, so Turtle written fragment by fragment is the Turtle of the whole stream,
+    and a store can drop or add one fragment alone (`kg.rdf.fragments`)."""
+
+    key: bytes  # digest of this module's code, the base and every input the triples are made from
+    make: Callable[[], Iterator[ox.Triple]]
+
+
+def _digest(*inputs: Any) -> bytes:
+    text = json.dumps(inputs, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=repr)
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16, key=_CODE).digest()
+
+
 def triples(graph: nx.DiGraph, *, base: str = DEFAULT_BASE) -> Iterator[ox.Triple]:
     """Every triple of the graph's RDF form, in a deterministic order (grouped by subject)."""
+    for fragment in fragments(graph, base=base):
+        yield from fragment.make()
+
+
+def fragments(graph: nx.DiGraph, *, base: str = DEFAULT_BASE) -> Iterator[Fragment]:
+    """The graph's triples as fragments, in `triples` order: head, concepts, papers, authors.
+
+    Each fragment's triples are made from exactly the inputs its key digests, so a fragment
+    with a key seen before has the same triples."""
     iris = Iris(base)
-    T = ox.Triple
     name, version = pipeline_of(graph.graph)
-    run = iris.run(name, version)
-    yield T(run, RDF_TYPE, PROV_ACTIVITY)
-    yield T(run, RDFS_LABEL, _text(f"kg extraction with {name} {version}"))
-    yield T(run, KG_PIPELINE_NAME, _text(name))
-    yield T(run, KG_PIPELINE_VERSION, _text(version))
     created = graph.graph.get("created")
-    if isinstance(created, str) and _DATETIME.fullmatch(created):
-        yield T(run, PROV_ENDED, ox.Literal(created, datatype=XSD_DATETIME))
-    scheme = iris.scheme()
-    yield T(scheme, RDF_TYPE, SKOS_SCHEME)
-    yield T(scheme, RDFS_LABEL, _text("kg concepts"))
+    created = created if isinstance(created, str) and _DATETIME.fullmatch(created) else None
+    yield Fragment(_digest(iris.base, "head", name, version, created), partial(_head_triples, iris, name, version, created))
 
     nodes = graph.nodes
     concept_keys = sorted(k for k, d in nodes(data=True) if d.get("kind") == "concept")
     concept_ids = {key: str(nodes[key]["id"]) for key in concept_keys}
-    concept_iris = {key: iris.concept(cid) for key, cid in concept_ids.items()}
     for key in concept_keys:
         data = nodes[key]
-        node = concept_iris[key]
-        ctype = data.get("type")
-        if ctype in KG_CLASS:
-            yield T(node, RDF_TYPE, KG_CLASS[ctype])
-        yield T(node, RDF_TYPE, SKOS_CONCEPT)
-        yield T(node, DC_IDENTIFIER, _text(concept_ids[key]))
-        label = data.get("label") or concept_ids[key]
-        yield T(node, SKOS_PREF, _text(label))
-        alts = sorted(set(data.get("alt_labels") or ()) - {data.get("label")})
-        for alt in alts:
-            yield T(node, SKOS_ALT, _text(alt))
-        for lookup in lookup_keys(label, alts) or [concept_ids[key]]:
-            yield T(node, KG_KEY, _text(lookup))
-        yield T(node, SKOS_IN_SCHEME, scheme)
-        broader = sorted(v for _, v, d in graph.out_edges(key, data=True) if d.get("kind") == "broader" and v in concept_iris)
-        for other in broader:
-            yield T(node, SKOS_BROADER, concept_iris[other])
+        broader = [concept_ids[v] for v in sorted(v for _, v, d in graph.out_edges(key, data=True) if d.get("kind") == "broader" and v in concept_ids)]
+        yield Fragment(_digest(iris.base, "concept", concept_ids[key], data, broader), partial(_concept_triples, iris, concept_ids[key], data, broader))
 
     authors: set[str] = set()
     paper_keys = sorted(k for k, d in nodes(data=True) if d.get("kind") == "paper")
     for key in paper_keys:
         data = nodes[key]
-        pid = str(data["id"])
-        paper = iris.paper(pid)
-        yield T(paper, RDF_TYPE, FABIO_PAPER)
-        yield T(paper, RDF_TYPE, SCHEMA_ARTICLE)
-        yield T(paper, DC_IDENTIFIER, _text(pid))
-        if data.get("title") is not None:
-            yield T(paper, DC_TITLE, _text(data["title"]))
-        if data.get("title_derived"):
-            yield T(paper, KG_TITLE_DERIVED, ox.Literal(True))
-        if data.get("abstract") is not None:
-            yield T(paper, DC_ABSTRACT, _text(data["abstract"]))
-        if isinstance(data.get("year"), int):
-            yield T(paper, DC_ISSUED, ox.Literal(f"{data['year']:04d}", datatype=XSD_GYEAR))
-        for author in sorted({a for a in data.get("authors") or () if str(a).strip()}):
-            authors.add(author)
-            yield T(paper, DC_CREATOR, iris.author(author))
-        if data.get("venue"):
-            yield T(paper, KG_VENUE, _text(data["venue"]))
-        if data.get("url"):
-            yield T(paper, SCHEMA_URL, ox.Literal(_text(data["url"]).value, datatype=XSD_ANYURI))
-        if data.get("doi"):
-            yield T(paper, PRISM_DOI, _text(data["doi"]))
-        if data.get("arxiv_id"):
-            yield T(paper, KG_ARXIV, _text(data["arxiv_id"]))
-        for keyword in sorted(set(data.get("keywords") or ())):
-            yield T(paper, SCHEMA_KEYWORDS, _text(keyword))
-        edges = sorted((v, d) for _, v, d in graph.out_edges(key, data=True) if d.get("kind") == "mentions" and v in concept_iris)
-        # The paper's own triples first (one Turtle block), then its link and annotation nodes.
-        for target, edge in edges:
-            concept = concept_iris[target]
-            ctype = nodes[target].get("type")
-            if ctype in KG_USES:
-                yield T(paper, KG_USES[ctype], concept)
-            yield T(paper, DC_SUBJECT, concept)
-            if edge.get("role") == "proposed":
-                yield T(paper, KG_PROPOSES, concept)
-            yield T(paper, KG_HAS_LINK, iris.link(pid, concept_ids[target]))
-        # Semantic neighbours (kg build --embed): a plain kg:similarTo for simple queries, and a
-        # score node (as SemOpenAlex does for weighted links) with the cosine and the rank.
+        authors.update(a for a in data.get("authors") or () if str(a).strip())
+        edges = sorted((v, d) for _, v, d in graph.out_edges(key, data=True) if d.get("kind") == "mentions" and v in concept_ids)
+        mentions = [
+            (concept_ids[v], nodes[v].get("type"), d.get("role", "used"), int(d.get("mentions", 0)), float(d.get("weight", 0.0)),
+             sorted({(int(s), int(e)) for s, e in d.get("spans") or ()}))
+            for v, d in edges
+        ]
         similar = sorted(
-            (int(d.get("rank", 0)), str(nodes[v]["id"]), d)
+            (int(d.get("rank", 0)), str(nodes[v]["id"]), float(d.get("similarity", 0.0)))
             for _, v, d in graph.out_edges(key, data=True)
             if d.get("kind") == "similar"
         )
-        for _, other_id, _edge in similar:
-            yield T(paper, KG_SIMILAR_TO, iris.paper(other_id))
-            yield T(paper, KG_HAS_SIMILAR, iris.similarity(pid, other_id))
-        for target, edge in edges:
-            concept = concept_iris[target]
-            cid = concept_ids[target]
-            link = iris.link(pid, cid)
-            yield T(link, RDF_TYPE, KG_LINK)
-            yield T(link, KG_LINKED_CONCEPT, concept)
-            yield T(link, KG_ROLE, _text(edge.get("role", "used")))
-            yield T(link, KG_MENTIONS, ox.Literal(int(edge.get("mentions", 0))))
-            yield T(link, KG_WEIGHT, _decimal(edge.get("weight", 0.0)))
-            for start, end in sorted({(int(s), int(e)) for s, e in edge.get("spans") or ()}):
-                yield from _annotation(iris.annotation(pid, cid, start, end), paper, concept, start, end, run)
-        for rank, other_id, edge in similar:
-            node = iris.similarity(pid, other_id)
-            yield T(node, RDF_TYPE, KG_SIMILARITY)
-            yield T(node, KG_SIMILAR_PAPER, iris.paper(other_id))
-            yield T(node, KG_COSINE, _decimal(edge.get("similarity", 0.0)))
-            yield T(node, KG_RANK, ox.Literal(int(rank)))
-
+        yield Fragment(
+            _digest(iris.base, "paper", name, version, data, mentions, similar),
+            partial(_paper_triples, iris, iris.run(name, version), data, mentions, similar),
+        )
     for author in sorted(authors):
-        node = iris.author(author)
-        yield T(node, RDF_TYPE, FOAF_AGENT)
-        yield T(node, FOAF_NAME, _text(author))
+        yield Fragment(_digest(iris.base, "author", author), partial(_author_triples, iris, author))
+
+
+def _head_triples(iris: Iris, name: str, version: str, created: str | None) -> Iterator[ox.Triple]:
+    T = ox.Triple
+    run = iris.run(name, version)
+    yield T(run, RDF_TYPE, PROV_ACTIVITY)
+    yield T(run, RDFS_LABEL, _text(f"kg extraction with {name} {version}"))
+    yield T(run, KG_PIPELINE_NAME, _text(name))
+    yield T(run, KG_PIPELINE_VERSION, _text(version))
+    if created is not None:
+        yield T(run, PROV_ENDED, ox.Literal(created, datatype=XSD_DATETIME))
+    scheme = iris.scheme()
+    yield T(scheme, RDF_TYPE, SKOS_SCHEME)
+    yield T(scheme, RDFS_LABEL, _text("kg concepts"))
+
+
+def _concept_triples(iris: Iris, cid: str, data: dict[str, Any], broader: list[str]) -> Iterator[ox.Triple]:
+    T = ox.Triple
+    node = iris.concept(cid)
+    ctype = data.get("type")
+    if ctype in KG_CLASS:
+        yield T(node, RDF_TYPE, KG_CLASS[ctype])
+    yield T(node, RDF_TYPE, SKOS_CONCEPT)
+    yield T(node, DC_IDENTIFIER, _text(cid))
+    label = data.get("label") or cid
+    yield T(node, SKOS_PREF, _text(label))
+    alts = sorted(set(data.get("alt_labels") or ()) - {data.get("label")})
+    for alt in alts:
+        yield T(node, SKOS_ALT, _text(alt))
+    for lookup in lookup_keys(label, alts) or [cid]:
+        yield T(node, KG_KEY, _text(lookup))
+    yield T(node, SKOS_IN_SCHEME, iris.scheme())
+    for other in broader:
+        yield T(node, SKOS_BROADER, iris.concept(other))
+
+
+def _paper_triples(
+    iris: Iris, run: ox.NamedNode, data: dict[str, Any], mentions: list[tuple[str, Any, str, int, float, list[tuple[int, int]]]],
+    similar: list[tuple[int, str, float]],
+) -> Iterator[ox.Triple]:
+    T = ox.Triple
+    pid = str(data["id"])
+    paper = iris.paper(pid)
+    yield T(paper, RDF_TYPE, FABIO_PAPER)
+    yield T(paper, RDF_TYPE, SCHEMA_ARTICLE)
+    yield T(paper, DC_IDENTIFIER, _text(pid))
+    if data.get("title") is not None:
+        yield T(paper, DC_TITLE, _text(data["title"]))
+    if data.get("title_derived"):
+        yield T(paper, KG_TITLE_DERIVED, ox.Literal(True))
+    if data.get("abstract") is not None:
+        yield T(paper, DC_ABSTRACT, _text(data["abstract"]))
+    if isinstance(data.get("year"), int):
+        yield T(paper, DC_ISSUED, ox.Literal(f"{data['year']:04d}", datatype=XSD_GYEAR))
+    for author in sorted({a for a in data.get("authors") or () if str(a).strip()}):
+        yield T(paper, DC_CREATOR, iris.author(author))
+    if data.get("venue"):
+        yield T(paper, KG_VENUE, _text(data["venue"]))
+    if data.get("url"):
+        yield T(paper, SCHEMA_URL, ox.Literal(_text(data["url"]).value, datatype=XSD_ANYURI))
+    if data.get("doi"):
+        yield T(paper, PRISM_DOI, _text(data["doi"]))
+    if data.get("arxiv_id"):
+        yield T(paper, KG_ARXIV, _text(data["arxiv_id"]))
+    for keyword in sorted(set(data.get("keywords") or ())):
+        yield T(paper, SCHEMA_KEYWORDS, _text(keyword))
+    concepts = {cid: iris.concept(cid) for cid, *_ in mentions}
+    # The paper's own triples first (one Turtle block), then its link and annotation nodes.
+    for cid, ctype, role, _count, _weight, _spans in mentions:
+        concept = concepts[cid]
+        if ctype in KG_USES:
+            yield T(paper, KG_USES[ctype], concept)
+        yield T(paper, DC_SUBJECT, concept)
+        if role == "proposed":
+            yield T(paper, KG_PROPOSES, concept)
+        yield T(paper, KG_HAS_LINK, iris.link(pid, cid))
+    # Semantic neighbours (kg build --embed): a plain kg:similarTo for simple queries, and a
+    # score node (as SemOpenAlex does for weighted links) with the cosine and the rank.
+    for _, other_id, _cosine in similar:
+        yield T(paper, KG_SIMILAR_TO, iris.paper(other_id))
+        yield T(paper, KG_HAS_SIMILAR, iris.similarity(pid, other_id))
+    for cid, _ctype, role, count, weight, spans in mentions:
+        concept = concepts[cid]
+        link = iris.link(pid, cid)
+        yield T(link, RDF_TYPE, KG_LINK)
+        yield T(link, KG_LINKED_CONCEPT, concept)
+        yield T(link, KG_ROLE, _text(role))
+        yield T(link, KG_MENTIONS, ox.Literal(count))
+        yield T(link, KG_WEIGHT, _decimal(weight))
+        for start, end in spans:
+            yield from _annotation(iris.annotation(pid, cid, start, end), paper, concept, start, end, run)
+    for rank, other_id, cosine in similar:
+        node = iris.similarity(pid, other_id)
+        yield T(node, RDF_TYPE, KG_SIMILARITY)
+        yield T(node, KG_SIMILAR_PAPER, iris.paper(other_id))
+        yield T(node, KG_COSINE, _decimal(cosine))
+        yield T(node, KG_RANK, ox.Literal(rank))
+
+
+def _author_triples(iris: Iris, author: str) -> Iterator[ox.Triple]:
+    node = iris.author(author)
+    yield ox.Triple(node, RDF_TYPE, FOAF_AGENT)
+    yield ox.Triple(node, FOAF_NAME, _text(author))
 
 
 def _annotation(iri: str, paper: ox.NamedNode, concept: ox.NamedNode, start: int, end: int, run: ox.NamedNode) -> Iterator[ox.Triple]:

@@ -1,0 +1,130 @@
+"""Rebuilds that reuse the previous build (Turtle fragments, the SPARQL store, the extraction
+cache) give exactly what a build from scratch gives, for additions, removals and edits."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pyoxigraph as ox
+import pytest
+
+from kg.builder import build
+from kg.generations import current_folder
+from kg.ingest import read_corpus
+from kg.rdf.fragments import FragmentIndex, index_path
+from kg.store import STORE_DIR
+
+EPOCH = "1767225600"  # SOURCE_DATE_EPOCH: the build time every build here records
+OUTPUTS = ("papers.jsonl", "entities.jsonl", "concepts.jsonl", "graph.json", "graph.ttl", "graph.html", "related.idx", ".graph.ttl.fragments")
+
+
+@pytest.fixture(scope="module")
+def seed_records(seeds: Path) -> list[dict]:
+    return [{"id": p.id, "title": p.title, "abstract": p.abstract} for p in read_corpus([str(seeds)]).papers]
+
+
+@pytest.fixture
+def pinned_time(monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH)
+
+
+def _write(path: Path, records: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def _files(out: Path) -> dict[str, bytes]:
+    folder = current_folder(out)
+    assert folder is not None
+    return {name: (folder / name).read_bytes() for name in OUTPUTS}
+
+
+def _store_rows(out: Path) -> list[str]:
+    store = ox.Store.read_only(str(out / STORE_DIR))
+    return sorted(str(quad) for quad in store)
+
+
+def _changed_corpus(records: list[dict]) -> list[dict]:
+    """The first corpus with 3 papers added, 2 removed and 1 abstract edited."""
+    base = records[:30]
+    edited = dict(base[5], abstract=base[5]["abstract"] + " We also release the GraphSAGE-Lite benchmark for link prediction.")
+    return [*base[:2], *base[4:5], edited, *base[6:], *records[30:33]]
+
+
+@pytest.mark.parametrize("change", ["add-remove-edit", "only-add", "unchanged"])
+def test_rebuild_equals_a_build_from_scratch(seed_records, tmp_path, pinned_time, change):
+    first = seed_records[:30]
+    second = {"add-remove-edit": _changed_corpus(seed_records), "only-add": seed_records[:33], "unchanged": first}[change]
+    cache = tmp_path / "cache"  # shared: extraction is the same either way, and only runs once
+    build([str(_write(tmp_path / "first.jsonl", first))], tmp_path / "out", cache_dir=cache)
+    again = build([str(_write(tmp_path / "second.jsonl", second))], tmp_path / "out", cache_dir=cache)
+    fresh = build([str(tmp_path / "second.jsonl")], tmp_path / "fresh", cache_dir=cache, no_cache=False)
+    # the fresh build had no previous build to reuse
+    assert fresh.reused == 0 and fresh.store == "loaded"
+    assert again.reused > 0
+    assert again.store == ("kept" if change == "unchanged" else "updated")
+    incremental, scratch = _files(tmp_path / "out"), _files(tmp_path / "fresh")
+    assert [name for name in OUTPUTS if incremental[name] != scratch[name]] == []
+    assert _store_rows(tmp_path / "out") == _store_rows(tmp_path / "fresh")
+
+
+def _damage(turtle: Path, fragments: list[int]) -> None:
+    """Change one byte inside each of the given fragments of a build's graph.ttl, in place."""
+    index = FragmentIndex.load(index_path(turtle))
+    data = bytearray(turtle.read_bytes())
+    for i in fragments:
+        offset = index.offsets[i] + index.lengths[i] // 2
+        data[offset] = ord("#") if data[offset] != ord("#") else ord("!")
+    turtle.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("damaged", ["one", "all"])
+def test_a_damaged_fragment_is_made_again(seed_records, tmp_path, pinned_time, damaged):
+    cache = tmp_path / "cache"
+    build([str(_write(tmp_path / "a.jsonl", seed_records[:20]))], tmp_path / "out", cache_dir=cache)
+    turtle = current_folder(tmp_path / "out") / "graph.ttl"
+    count = len(FragmentIndex.load(index_path(turtle)))
+    _damage(turtle, [count // 2] if damaged == "one" else list(range(count)))
+    again = build([str(_write(tmp_path / "b.jsonl", seed_records[1:21]))], tmp_path / "out", cache_dir=cache)
+    fresh = build([str(tmp_path / "b.jsonl")], tmp_path / "fresh", cache_dir=cache)
+    assert _files(tmp_path / "out") == _files(tmp_path / "fresh")
+    assert _store_rows(tmp_path / "out") == _store_rows(tmp_path / "fresh")
+    if damaged == "one":
+        assert again.reused > 0 and again.store == "updated"
+    else:  # nothing could be copied, and the removed paper's triples could not be read back
+        assert again.reused == 0 and again.store == "loaded"
+
+
+def test_no_cache_reuses_nothing(seed_records, tmp_path, pinned_time):
+    corpus = _write(tmp_path / "a.jsonl", seed_records[:10])
+    build([str(corpus)], tmp_path / "out", cache_dir=tmp_path / "cache")
+    again = build([str(corpus)], tmp_path / "out", no_cache=True)
+    assert again.reused == 0 and again.extracted == 10
+
+
+def test_a_fully_cached_rebuild_never_imports_spacy(seed_records, tmp_path):
+    corpus = _write(tmp_path / "a.jsonl", seed_records[:10])
+    build([str(corpus)], tmp_path / "out")
+    code = (
+        "import sys\n"
+        "from kg.builder import build\n"
+        f"summary = build([{str(corpus)!r}], {str(tmp_path / 'out')!r})\n"
+        "assert summary.extracted == 0 and summary.cached == 10, summary\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('spacy', 'thinc')))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
+
+
+def test_stage_times_cover_every_stage(seed_records, tmp_path):
+    summary = build([str(_write(tmp_path / "a.jsonl", seed_records[:5]))], tmp_path / "out")
+    names = [name for name, _ in summary.stages]
+    assert names == [
+        "Reading corpus", "Extracting entities", "Resolving concepts", "Propagating concepts", "Writing records",
+        "Building graph", "Writing Turtle", "Drawing page", "Indexing related work", "Loading SPARQL store",
+    ]
+    assert all(seconds >= 0 for _, seconds in summary.stages)
+    assert sum(seconds for _, seconds in summary.stages) <= summary.seconds + 0.01
