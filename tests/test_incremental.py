@@ -128,3 +128,48 @@ def test_stage_times_cover_every_stage(seed_records, tmp_path):
     ]
     assert all(seconds >= 0 for _, seconds in summary.stages)
     assert sum(seconds for _, seconds in summary.stages) <= summary.seconds + 0.01
+
+
+def test_every_stage_reports_progress_with_counts(seed_records, tmp_path):
+    seen: list[tuple[str, int, int | None]] = []
+    build([str(_write(tmp_path / "a.jsonl", seed_records[:5]))], tmp_path / "out", progress=lambda *event: seen.append(event))
+    last = {stage: (done, total) for stage, done, total in seen}
+    assert last["Resolving concepts"] == (5, 5) and last["Propagating concepts"] == (5, 5)
+    assert last["Extracting entities"] == (5, 5)
+    done, total = last["Writing Turtle"]
+    assert done == total and total > 5  # counted in fragments (nodes)
+    for stage in ("Writing records", "Building graph", "Drawing page", "Indexing related work", "Loading SPARQL store"):
+        assert last[stage] == (1, 1)
+        assert seen.index((stage, 0, 1)) < seen.index((stage, 1, 1))
+
+
+def test_the_terminal_display_shows_an_eta_per_stage(monkeypatch):
+    import io
+
+    import rich.console
+
+    from kg.cli.common import progress_reporter
+
+    screen = io.StringIO()
+    real_console = rich.console.Console
+    monkeypatch.setattr(rich.console, "Console", lambda **options: real_console(file=screen, force_terminal=True, width=120))
+    monkeypatch.setattr("sys.stderr.isatty", lambda: True, raising=False)
+    with progress_reporter() as report:
+        report("Resolving concepts", 10, 100)
+        report("Resolving concepts", 100, 100)
+        report("Writing Turtle", 50, 200)
+    text = screen.getvalue()
+    assert "Resolving concepts" in text and "100/100" in text and "50/200" in text
+    assert "left" in text  # the time-remaining column
+
+
+def test_default_workers_are_the_cores_capped_by_memory(monkeypatch):
+    from kg import runner
+
+    monkeypatch.setattr(runner.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    monkeypatch.setattr(runner, "_available_memory", lambda: None)
+    assert runner.default_workers() == 4
+    monkeypatch.setattr(runner, "_available_memory", lambda: int(2.5 * runner.WORKER_MEMORY))
+    assert runner.default_workers() == 2
+    monkeypatch.setattr(runner, "_available_memory", lambda: 10)
+    assert runner.default_workers() == 1

@@ -78,14 +78,14 @@ def build(
     skip_invalid: bool = False,
     stdin: IO[str] | None = None,
     progress: Progress | None = None,
-    workers: int = 1,
+    workers: int | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
     no_cache: bool = False,
     dask_address: str | None = None,
     recognizer: str | None = DEFAULT_RECOGNIZER,
     embed: bool = False,
 ) -> BuildSummary:
-    """Run every stage; `workers` spaCy processes, or a Dask scheduler at `dask_address`
+    """Run every stage; `workers` spaCy processes (None: `kg.runner.default_workers`), or a Dask scheduler at `dask_address`
     ("local" starts a LocalCluster). Extraction results are cached in `cache_dir`
     (default ``OUT/cache``) unless `no_cache`. `embed` adds sentence embeddings and each
     paper's semantic neighbours (`kg.embed`; needs the embed extra)."""
@@ -93,7 +93,9 @@ def build(
     clock = StageClock(progress)
     out = Path(out_dir)
     from kg.pipeline import check_recognizer
-    from kg.runner import CACHE_DIR
+    from kg.runner import CACHE_DIR, default_workers
+
+    workers = workers if workers is not None else default_workers()
 
     # Everything that can be found wrong is found before the first output file is replaced:
     # the output folder, the model, then every input record (ingestion refuses what extraction

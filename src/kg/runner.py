@@ -31,6 +31,35 @@ DASK_CHUNK = 250  # papers per Dask task: large enough to amortise scheduling pe
 LOCAL_CHUNK = 64  # papers per task for local worker processes
 
 
+# Peak resident memory of one extraction process (kg's pipeline loaded, batches of 64;
+# measured ~560 MB on this machine): what each -j worker adds to a build.
+WORKER_MEMORY = 600 * 2**20
+
+
+def default_workers() -> int:
+    """`kg build -j` by default: the cores this process may use, fewer when the memory
+    available now would not hold that many workers."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    available = _available_memory()
+    if available is not None:
+        cores = min(cores, max(1, available // WORKER_MEMORY))
+    return max(1, cores)
+
+
+def _available_memory() -> int | None:
+    try:
+        with open("/proc/meminfo", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
 @dataclass(frozen=True)
 class ExtractionStats:
     papers: int

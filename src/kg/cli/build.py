@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from kg.cli.common import model_option, progress_reporter
+from kg.cli.common import model_option, workers_option, progress_reporter
 
 if TYPE_CHECKING:
     from kg.builder import BuildSummary
@@ -20,7 +20,7 @@ SKIPPED_SHOWN = 20  # the summary lists this many skipped records, then counts t
 @click.option("-o", "--out", "out_dir", default="out", show_default=True, type=click.Path(file_okay=False), help="Output folder.")
 @click.option("--skip-invalid", is_flag=True, help="Go on past invalid records (bad JSON, empty abstract, …), listing how many were skipped and where.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary (a skipped-records warning still goes to stderr).")
-@click.option("-j", "--workers", type=click.IntRange(min=1), default=1, show_default=True, help="spaCy processes for extraction (output is identical for any N).")
+@workers_option
 @click.option("--cache", "cache_dir", type=click.Path(file_okay=False), default=None, help="Extraction cache folder to share between builds  [default: OUT/cache].")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the extraction cache.")
 @click.option("--dask", "dask_address", metavar="ADDRESS", default=None, help="Run extraction on a Dask cluster: a scheduler address (tcp://host:8786) or 'local'.")
@@ -32,7 +32,7 @@ def build(
     out_dir: str,
     skip_invalid: bool,
     quiet: bool,
-    workers: int,
+    workers: int | None,
     cache_dir: str | None,
     no_cache: bool,
     dask_address: str | None,

@@ -25,21 +25,26 @@ F = TypeVar("F", bound=Callable[..., object])
 
 @contextlib.contextmanager
 def progress_reporter(*, enabled: bool = True) -> Iterator[Progress | None]:
-    """A rich progress bar on stderr when it is a terminal; None (no bar) when quiet or piped.
+    """A rich progress display on stderr when it is a terminal; None (no display) when quiet or piped.
 
-    Each stage gets its own bar the first time it reports; the bars vanish when the work ends,
-    leaving only the summary. Stages report as often as they like: rich redraws at most ~10×/s.
+    Each stage gets its own line the first time it reports: a bar, items done of the total,
+    elapsed time and an estimate of the time left. Finished stages keep their line, so the
+    display ends as a list of the stages with what each took, above the summary. Stages report
+    as often as they like: rich redraws at most ~10×/s.
     """
     if not enabled or not sys.stderr.isatty():
         yield None
         return
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
     from rich.progress import Progress as RichProgress
 
     tasks: dict[str, int] = {}
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with RichProgress(*columns, console=Console(stderr=True), transient=True) as bar:
+    columns = (
+        TextColumn("{task.description:<22}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        TextColumn("left"), TimeRemainingColumn(),
+    )
+    with RichProgress(*columns, console=Console(stderr=True), transient=False) as bar:
 
         def report(stage: str, done: int, total: int | None) -> None:
             if stage not in tasks:
@@ -79,6 +84,17 @@ def model_option(command: F) -> F:
     return click.option(
         "--model", "recognizer", default=None, metavar="MODEL/", callback=_recognizer,
         help="Entity recognizer folder written by `kg train` (default: the one shipped with kg; 'none': rules alone).",
+    )(command)
+
+
+def workers_option(command: F) -> F:
+    """``-j N``: extraction processes, as ``workers`` (None: the machine's cores, `kg.runner.default_workers`)."""
+    from kg.runner import WORKER_MEMORY
+
+    return click.option(
+        "-j", "--workers", type=click.IntRange(min=1), default=None,
+        help=f"spaCy processes for extraction, each about {WORKER_MEMORY / 2**30:.1f} GB (output is identical for any N)  "
+        "[default: the machine's cores, fewer if memory is short].",
     )(command)
 
 

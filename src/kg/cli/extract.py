@@ -7,17 +7,17 @@ import sys
 
 import click
 
-from kg.cli.common import model_option
+from kg.cli.common import model_option, workers_option
 
 
 @click.command()
 @click.argument("inputs", nargs=-1, required=True)
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "table"]), default="jsonl", show_default=True, help="Output format.")
 @click.option("--skip-invalid", is_flag=True, help="Go on past malformed records.")
-@click.option("-j", "--workers", type=click.IntRange(min=1), default=1, show_default=True, help="spaCy processes for extraction (output is identical for any N).")
+@workers_option
 @click.option("--cache", "cache_dir", type=click.Path(file_okay=False), default=None, help="Extraction cache folder (e.g. a build's OUT/cache); none by default.")
 @model_option
-def extract(inputs: tuple[str, ...], fmt: str, skip_invalid: bool, workers: int, cache_dir: str | None, recognizer: str | None) -> None:
+def extract(inputs: tuple[str, ...], fmt: str, skip_invalid: bool, workers: int | None, cache_dir: str | None, recognizer: str | None) -> None:
     """Extract methods, datasets, hardware, metrics and tasks from the abstracts in INPUTS.
 
     INPUTS are files or folders (as for `kg build`) or `-` for JSON Lines on stdin. Per
@@ -25,10 +25,11 @@ def extract(inputs: tuple[str, ...], fmt: str, skip_invalid: bool, workers: int,
     "concept", "role", "source", "score"}]}; offsets index the abstract as given.
     """
     from kg.concepts import entities_record, find_concepts
+    from kg.runner import default_workers
     from kg.ingest import read_corpus
 
     corpus = read_corpus(list(inputs), skip_invalid=skip_invalid, stdin=sys.stdin)
-    found = find_concepts(corpus.papers, cache_dir=cache_dir, workers=workers, recognizer=recognizer)
+    found = find_concepts(corpus.papers, cache_dir=cache_dir, workers=workers or default_workers(), recognizer=recognizer)
     records = [entities_record(paper, entities) for paper, entities in zip(corpus.papers, found.resolution.entities, strict=True)]
     if fmt == "jsonl":
         for record in records:
