@@ -203,10 +203,12 @@ def _panel_data(source: nx.DiGraph, graph: nx.DiGraph, records: list[dict[str, A
     """Fill each drawn paper's ``related`` ([paper, score, [concepts]]), ``more`` (concepts it
     mentions that are not drawn) and ``more_proposed``; returns the extras and the hierarchy
     (narrower, broader) among every concept referred to."""
-    from kg.related_work import index_of, rank  # the ranking `kg related` uses
+    from kg.related_batch import Ranker  # the ranking `kg related` uses, for many papers
+    from kg.related_work import index_of
 
     refs = _Refs(source, [record["id"] for record in records], counts)
     index = index_of(source)
+    ranker = Ranker(index)
     number = {paper_key(pid): n for n, pid in enumerate(index.paper_ids)}
     for record in records:
         if record["group"] != "paper":
@@ -216,7 +218,7 @@ def _panel_data(source: nx.DiGraph, graph: nx.DiGraph, records: list[dict[str, A
         info["related"] = [
             [refs(paper_key(result.id)), round(result.score, 1),
              [refs(concept_key(reason.concept)) for reason in result.reasons[:RELATED_REASONS]]]
-            for result in rank(index, number[key], top=RELATED)
+            for result in ranker.rank(number[key], top=RELATED)
         ]  # fmt: skip
         more = sorted(t for t in source.successors(key) if t not in graph and source.nodes[t].get("kind") == "concept")
         info["more"] = [refs(t) for t in more]
