@@ -426,3 +426,37 @@ def test_focus_page_draws_the_related_papers_of_a_seeds_paper(seeds_graph, tmp_p
     assert drawn >= {key} | {f"paper:{r.id}" for r in related}
     assert summary.papers == 1 + len(related) <= 9  # legible: the paper and its eight related papers at most
     assert summary.concepts <= graph.out_degree(key) + 4 * len(related)
+
+
+def _random_paper_graph(seed: int) -> nx.DiGraph:
+    """Papers mentioning random concepts (roles, mention counts) with broader links: ties and
+    concepts reached only through narrower ones included."""
+    import random
+
+    rng = random.Random(seed)
+    graph = nx.DiGraph()
+    concepts = [f"concept:method/c{i}" for i in range(40)]
+    for i, key in enumerate(concepts):
+        graph.add_node(key, kind="concept", id=key.removeprefix("concept:"), label=f"c{i}", type=rng.choice(["METHOD", "TASK"]))
+    for i in range(10, 40):
+        graph.add_edge(concepts[i], concepts[rng.randrange(i)], kind="broader")
+    for p in range(60):
+        key = f"paper:p{p:02d}"
+        graph.add_node(key, kind="paper", id=f"p{p:02d}", title=f"Paper {p}")
+        for concept in rng.sample(concepts, rng.randint(0, 8)):
+            graph.add_edge(key, concept, kind="mentions", role=rng.choice(["used", "proposed"]), mentions=rng.randint(1, 4))
+    return graph
+
+
+@pytest.mark.parametrize("scoring", [None, {"b": 0.75}, {"k": 0.0, "broader": 0.3, "idf_power": 1.5}])
+def test_batch_ranker_ranks_exactly_as_rank(scoring) -> None:
+    # The page ranks every drawn paper with kg.related_batch; it must be `kg related`'s list.
+    from kg.related_batch import Ranker
+    from kg.related_index import RelatedIndex
+    from kg.related_work import rank
+
+    index = RelatedIndex.from_graph(_random_paper_graph(7), scoring=scoring)
+    ranker = Ranker(index)
+    for paper in range(len(index.paper_ids)):
+        for top, types in ((8, None), (3, ["TASK"]), (100, None)):
+            assert ranker.rank(paper, top=top, types=types) == rank(index, paper, top=top, types=types)

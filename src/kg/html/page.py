@@ -24,12 +24,14 @@ pages small.
 from __future__ import annotations
 
 import base64
+import gc
 import hashlib
 import json
 import math
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -68,7 +70,7 @@ RELATED_REASONS = 3  # shared concepts shown for each
 
 # What may never appear raw inside <script>: "</script>", "<!--", "&" entities, and the two
 # line separators that old JavaScript engines treat as newlines inside string literals.
-_SCRIPT_ESCAPES = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+_SCRIPT_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 _INLINE_SCRIPT = re.compile(r"<script>(.*?)</script>", re.S)
 _CSP_PLACEHOLDER = "KG_SCRIPT_HASHES"
 
@@ -88,7 +90,10 @@ class HtmlSummary:
 def script_json(value: Any) -> str:
     """JSON that is safe to place verbatim between <script …> and </script>."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return text.translate(_SCRIPT_ESCAPES)
+    # One str.replace per character: str.translate with a mapping is far slower on big pages.
+    for char, escape in _SCRIPT_ESCAPES.items():
+        text = text.replace(char, escape)
+    return text
 
 
 def safe_url(url: Any) -> str | None:
@@ -203,10 +208,13 @@ def _panel_data(source: nx.DiGraph, graph: nx.DiGraph, records: list[dict[str, A
     """Fill each drawn paper's ``related`` ([paper, score, [concepts]]), ``more`` (concepts it
     mentions that are not drawn) and ``more_proposed``; returns the extras and the hierarchy
     (narrower, broader) among every concept referred to."""
-    from kg.related_work import index_of, rank  # the ranking `kg related` uses
+    from kg.related_batch import Ranker  # the ranking `kg related` uses, for many papers
+    from kg.related_work import index_of
 
     refs = _Refs(source, [record["id"] for record in records], counts)
     index = index_of(source)
+    ranker = Ranker(index)
+    succ, nodes = dict(source.adjacency()), source.nodes  # plain dicts: no view per look-up
     number = {paper_key(pid): n for n, pid in enumerate(index.paper_ids)}
     for record in records:
         if record["group"] != "paper":
@@ -216,20 +224,27 @@ def _panel_data(source: nx.DiGraph, graph: nx.DiGraph, records: list[dict[str, A
         info["related"] = [
             [refs(paper_key(result.id)), round(result.score, 1),
              [refs(concept_key(reason.concept)) for reason in result.reasons[:RELATED_REASONS]]]
-            for result in rank(index, number[key], top=RELATED)
+            for result in ranker.rank(number[key], top=RELATED)
         ]  # fmt: skip
-        more = sorted(t for t in source.successors(key) if t not in graph and source.nodes[t].get("kind") == "concept")
+        targets = succ[key]
+        more = sorted(t for t in targets if t not in graph and nodes[t].get("kind") == "concept")
         info["more"] = [refs(t) for t in more]
-        info["more_proposed"] = [refs(t) for t in more if source.edges[key, t].get("role") == "proposed"]
+        info["more_proposed"] = [refs(t) for t in more if targets[t].get("role") == "proposed"]
     # Broader/narrower links of every concept referred to that are not drawn edges (one
     # step out: a concept reached only through such a link does not bring in its own).
+    # Only concepts with a narrower one have broader links coming in: the others' (often
+    # thousands of) predecessors are papers, and are not scanned.
+    concepts = [key for key, kind in nodes(data="kind") if kind == "concept"]
+    broadened = {t for key in concepts for t, data in succ[key].items() if data.get("kind") == "broader"}
     hierarchy = set()
-    for key in [key for key in refs.number if source.nodes[key].get("kind") == "concept"]:
-        for other in source.successors(key):
-            if source.edges[key, other].get("kind") == "broader" and not graph.has_edge(key, other):
+    for key in [key for key in refs.number if nodes[key].get("kind") == "concept"]:
+        for other, data in succ[key].items():
+            if data.get("kind") == "broader" and not graph.has_edge(key, other):
                 hierarchy.add((refs(key), refs(other)))
-        for other in source.predecessors(key):
-            if source.edges[other, key].get("kind") == "broader" and not graph.has_edge(other, key):
+        if key not in broadened:
+            continue
+        for other, data in source.pred[key].items():
+            if data.get("kind") == "broader" and not graph.has_edge(other, key):
                 hierarchy.add((refs(other), refs(key)))
     return {"extra": refs.extra, "hierarchy": sorted(map(list, hierarchy))}
 
@@ -341,6 +356,20 @@ def _with_script_hashes(page: str) -> str:
     return page.replace(_CSP_PLACEHOLDER, hashes, 1)
 
 
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """No cyclic garbage collection meanwhile: a loaded corpus graph is millions of objects,
+    and the page's hundreds of thousands of records set off full collections that walk them
+    all (~2 s each at 35,000 papers). The page's data holds no reference cycles to collect."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def write_html(
     graph: nx.DiGraph,
     path: str | os.PathLike[str],
@@ -352,13 +381,14 @@ def write_html(
     max_nodes: int = AUTO_MAX_NODES,
 ) -> HtmlSummary:
     """Filter the graph (see `select_subgraph`), render the page and write it atomically."""
-    counts = concept_paper_counts(graph)
-    selection = select_subgraph(graph, focus=focus, depth=depth, types=types, min_papers=min_papers, max_nodes=max_nodes, counts=counts)
-    view = selection.graph
-    page = render_html(
-        view, min_papers=selection.min_papers, papers_available=selection.papers_available, counts=counts, source=graph,
-        focus=selection.focus, rings=selection.rings,
-    )
+    with _collector_paused():
+        counts = concept_paper_counts(graph)
+        selection = select_subgraph(graph, focus=focus, depth=depth, types=types, min_papers=min_papers, max_nodes=max_nodes, counts=counts)
+        view = selection.graph
+        page = render_html(
+            view, min_papers=selection.min_papers, papers_available=selection.papers_available, counts=counts, source=graph,
+            focus=selection.focus, rings=selection.rings,
+        )
     with output_errors(path):
         write_text(path, page)
     papers = sum(1 for _, data in view.nodes(data=True) if data.get("kind") == "paper")

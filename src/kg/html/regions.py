@@ -16,6 +16,7 @@ import random
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import combinations
 from typing import Any
 
 import networkx as nx
@@ -76,19 +77,20 @@ def find_regions(
     if len(keys) < MIN_REGION:
         return []
     number = {key: i for i, key in enumerate(keys)}
+    adjacency = dict(graph.adjacency())  # plain dicts: graph.adj[key] wraps each look-up in a view
     members: dict[str, list[int]] = defaultdict(list)  # concept -> papers (numbers) mentioning it
     for key in keys:
-        for target, kind in graph.adj[key].items():
+        for target, kind in adjacency[key].items():
             if kind.get("kind") == "mentions":
                 members[target].append(number[key])
     hub = max(HUB_FLOOR, HUB_SHARE * len(keys))
-    weights: Counter[tuple[int, int]] = Counter()
+    weights: dict[tuple[int, int], float] = {}
+    get = weights.get
     for concept, group in members.items():
         if 2 <= len(group) <= hub:
             weight = 1.0 / math.log(1.0 + counts.get(concept, len(group)))
-            for i, a in enumerate(group):
-                for b in group[i + 1 :]:
-                    weights[(a, b)] += weight
+            for pair in combinations(group, 2):  # the hot loop: millions of pairs on big graphs
+                weights[pair] = get(pair, 0.0) + weight
     if not weights:
         return []
     pairs = sorted(weights)
@@ -105,7 +107,7 @@ def find_regions(
     for index, group in enumerate(groups[:max_regions]):
         inside: Counter[str] = Counter()
         for key in group:
-            inside.update(t for t, d in graph.adj[key].items() if d.get("kind") == "mentions")
+            inside.update(t for t, d in adjacency[key].items() if d.get("kind") == "mentions")
         # Specific to the region: frequent in it, rare outside (count × idf); at least 2 papers.
         scored = sorted(
             ((n * math.log(total / max(counts.get(c, n), 1) + 1.0), c) for c, n in inside.items() if n >= min(2, len(group))),

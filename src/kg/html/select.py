@@ -24,9 +24,12 @@ FOCUS_REASONS = 4
 def concept_paper_counts(graph: nx.DiGraph) -> dict[str, int]:
     """For each concept node, how many papers mention it (one pass over the edges)."""
     counts = {key: 0 for key, data in graph.nodes(data=True) if data.get("kind") == "concept"}
-    for _, target, kind in graph.edges(data="kind"):
-        if kind == "mentions" and target in counts:
-            counts[target] += 1
+    # Over the adjacency dicts (plain dicts on a graph), not graph.edges(): the view's
+    # per-edge overhead was most of the time on large graphs.
+    for _, targets in graph.adjacency():
+        for target, data in targets.items():
+            if target in counts and data.get("kind") == "mentions":
+                counts[target] += 1
     return counts
 
 
@@ -82,14 +85,15 @@ def select_subgraph(
         centre = find_paper(graph, focus)
         chosen, rings = _focus_nodes(graph, centre, depth, wanted)
         view = view.subgraph(chosen)
-    papers = sorted(key for key in view if key not in counts)
+    members = list(view)  # once: iterating a subgraph view filters every node again
+    papers = sorted(key for key in members if key not in counts)
     auto = min_papers is None
     if min_papers is None:
-        min_papers = _auto_min_papers(view, counts, max_nodes)
+        min_papers = _auto_min_papers(members, counts, max_nodes)
     elif min_papers < 1:
         raise ValueError(f"min_papers must be 1 or more, not {min_papers}")
     # At 1 everything stays, including broader concepts that no paper mentions directly.
-    concepts = {key for key in view if key in counts and (min_papers == 1 or counts[key] >= min_papers)}
+    concepts = {key for key in members if key in counts and (min_papers == 1 or counts[key] >= min_papers)}
     drawn = papers
     if auto and len(papers) + len(concepts) > max_nodes:
         drawn = _best_linked(graph, papers, concepts, room=max(max_nodes - len(concepts), 0))
@@ -125,12 +129,12 @@ def _focus_nodes(graph: nx.DiGraph, centre: str, depth: int, wanted: set[str]) -
     return {key for key in keep if key in graph}, tuple(rings)
 
 
-def _auto_min_papers(view: nx.DiGraph, counts: dict[str, int], max_nodes: int) -> int:
+def _auto_min_papers(nodes: list[str], counts: dict[str, int], max_nodes: int) -> int:
     """1 if everything fits in `max_nodes`; else the smallest threshold that leaves the
     concepts the room the papers leave, or a fifth of the budget if the papers take it all
     (keeping at least the most shared concepts)."""
-    papers = sum(1 for key in view if key not in counts)
-    shared = sorted((counts[key] for key in view if key in counts), reverse=True)
+    papers = sum(1 for key in nodes if key not in counts)
+    shared = sorted((counts[key] for key in nodes if key in counts), reverse=True)
     if papers + len(shared) <= max_nodes:
         return 1
     room = max(max_nodes - papers, max_nodes // 5)
