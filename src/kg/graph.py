@@ -89,23 +89,27 @@ def build_graph(
         for broader in concept.broader:
             if concept_key(broader) in graph:
                 graph.add_edge(concept_key(concept.id), concept_key(broader), kind="broader")
+    nodes = graph.nodes
     for record in sorted(entities, key=lambda e: e.paper_id):
         source = paper_key(record.paper_id)
-        if source not in graph:
+        if source not in nodes:
             continue
+        # One paper's links gathered first (in order of their first mention), then added at
+        # once: networkx lookups per mention were most of this stage on a big corpus.
+        links: dict[str, dict[str, Any]] = {}
         for mention in sorted(record.mentions, key=lambda m: (m.start, m.end, m.concept)):
             target = concept_key(mention.concept)
-            if target not in graph:
-                continue
-            edge = graph.get_edge_data(source, target)
+            edge = links.get(target)
             if edge is None:
-                graph.add_edge(source, target, kind="mentions", role="used", mentions=0, weight=0.0, spans=[])
-                edge = graph.get_edge_data(source, target)
+                if target not in nodes:
+                    continue
+                edge = links[target] = {"kind": "mentions", "role": "used", "mentions": 0, "weight": 0.0, "spans": []}
             edge["mentions"] += 1
             edge["weight"] = round(edge["weight"] + float(mention.score), 6)
             edge["spans"].append([mention.start, mention.end])
             if mention.role == "proposed":
                 edge["role"] = "proposed"
+        graph.add_edges_from((source, target, edge) for target, edge in links.items())
     ranks: dict[str, int] = {}
     for source_id, target_id, similarity in similar:
         source, target = paper_key(source_id), paper_key(target_id)
