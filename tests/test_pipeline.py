@@ -76,3 +76,22 @@ def test_monkeypatched_loader_failure_uses_blank(monkeypatch):
     with pytest.warns(pipeline.BlankPipelineWarning):
         blank = pipeline.load_pipeline("kg_test_monkeypatched")
     assert "parser" not in blank.pipe_names
+
+
+@pytest.mark.parametrize("recognizer", [pipeline.DEFAULT_RECOGNIZER, None], ids=["shipped-recognizer", "rules-alone"])
+def test_the_pipeline_described_without_spacy_is_the_one_loaded(recognizer):
+    """kg build records `describe_pipeline` (no spaCy needed when every paper is cached); it
+    must say exactly what `pipeline_info` says of the loaded pipeline."""
+    from kg.provenance import describe_pipeline
+
+    assert describe_pipeline(recognizer=recognizer) == pipeline.pipeline_info(pipeline.load_pipeline(recognizer=recognizer))
+
+
+def test_the_blank_fallback_is_described_the_same_way():
+    from kg.provenance import describe_pipeline
+
+    name = "kg_test_no_such_model"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pipeline.BlankPipelineWarning)
+        blank = pipeline.load_pipeline(name)
+    assert describe_pipeline(name) == pipeline.pipeline_info(blank)
