@@ -173,3 +173,19 @@ def test_default_workers_are_the_cores_capped_by_memory(monkeypatch):
     assert runner.default_workers() == 2
     monkeypatch.setattr(runner, "_available_memory", lambda: 10)
     assert runner.default_workers() == 1
+
+
+def test_kg_build_timings_lists_stages_and_what_was_reused(seed_records, tmp_path, pinned_time, capsys):
+    from kg.cli import main
+
+    corpus = _write(tmp_path / "a.jsonl", seed_records[:5])
+    assert main(["build", str(corpus), "-o", str(tmp_path / "out"), "-q", "--timings"]) == 0
+    first = capsys.readouterr().out
+    assert first.startswith("Stage times (wall seconds):\n")
+    for stage in ("Reading corpus", "Extracting entities", "Resolving concepts", "Writing Turtle", "Loading SPARQL store", "total"):
+        assert f"\n  {stage} " in first
+    assert "Reused from the previous build: 0 of " in first and "SPARQL store loaded." in first
+    assert main(["build", str(corpus), "-o", str(tmp_path / "out"), "-q", "--timings"]) == 0
+    again = capsys.readouterr().out.splitlines()[-1]
+    count = again.split(" of ")[1].split()[0]
+    assert again == f"Reused from the previous build: {count} of {count} Turtle fragments; SPARQL store kept."

@@ -52,7 +52,8 @@ class BuildSummary:
     embedded: int | None = None  # with embed: papers encoded in this build (the rest came from the cache)
     seconds: float = 0.0
     stages: tuple[tuple[str, float], ...] = ()  # (stage, wall seconds) in the order they ran
-    reused: int = 0  # Turtle fragments copied from the previous build (the rest were made now)
+    fragments: int = 0  # Turtle fragments in graph.ttl (`kg.rdf.fragments`)
+    reused: int = 0  # of them, copied from the previous build (the rest were made now)
     store: str = ""  # how the SPARQL store was brought up to date: kept, updated or loaded
     outputs: tuple[str, ...] = ()
 
@@ -156,6 +157,7 @@ def build(
         embedded=None if embedded is None else embedded.encoded,
         seconds=round(time.perf_counter() - started, 3),
         stages=clock.timed(),
+        fragments=turtle.fragments,
         reused=turtle.reused,
         store=store.how,
         outputs=tuple(str(out / name) for name in (*OUTPUT_FILES, *(EMBED_FILES if embed else ()), STORE_DIR)),

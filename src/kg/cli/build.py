@@ -98,4 +98,5 @@ def render_timings(summary: BuildSummary) -> str:
     lines = ["Stage times (wall seconds):"]
     lines.extend(f"  {name:<{width}}  {seconds:>9.2f}" for name, seconds in summary.stages)
     lines.append(f"  {'total':<{width}}  {summary.seconds:>9.2f}")
+    lines.append(f"Reused from the previous build: {summary.reused:,} of {summary.fragments:,} Turtle fragments; SPARQL store {summary.store}.")
     return "\n".join(lines)
