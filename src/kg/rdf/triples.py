@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
-from functools import partial
+from functools import lru_cache, partial
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
@@ -116,6 +116,11 @@ def _decimal(value: float) -> ox.Literal:
     return ox.Literal(lexical, datatype=XSD_DECIMAL)
 
 
+# Percent-encoding is the costliest part of minting an IRI, and the same ids recur in every
+# link and annotation IRI of a paper (and a concept's in every paper naming it).
+_segment = lru_cache(maxsize=1 << 18)(iri_segment)
+
+
 class Iris:
     """Mints the data IRIs under one base (default `DEFAULT_BASE`)."""
 
@@ -126,25 +131,25 @@ class Iris:
         self.base = base
 
     def paper(self, paper_id: str) -> ox.NamedNode:
-        return ox.NamedNode(f"{self.base}paper/{iri_segment(paper_id)}")
+        return ox.NamedNode(f"{self.base}paper/{_segment(paper_id)}")
 
     def concept(self, concept_id: str) -> ox.NamedNode:
-        return ox.NamedNode(f"{self.base}concept/{iri_segment(concept_id)}")
+        return ox.NamedNode(f"{self.base}concept/{_segment(concept_id)}")
 
     def author(self, name: str) -> ox.NamedNode:
-        return ox.NamedNode(f"{self.base}author/{iri_segment(name)}")
+        return ox.NamedNode(f"{self.base}author/{_segment(name)}")
 
     def link(self, paper_id: str, concept_id: str) -> ox.NamedNode:
-        return ox.NamedNode(f"{self.base}link/{iri_segment(paper_id)}/{iri_segment(concept_id)}")
+        return ox.NamedNode(f"{self.base}link/{_segment(paper_id)}/{_segment(concept_id)}")
 
     def annotation(self, paper_id: str, concept_id: str, start: int, end: int) -> str:
-        return f"{self.base}annotation/{iri_segment(paper_id)}/{iri_segment(concept_id)}/{int(start)}-{int(end)}"
+        return f"{self.base}annotation/{_segment(paper_id)}/{_segment(concept_id)}/{int(start)}-{int(end)}"
 
     def similarity(self, paper_id: str, other_id: str) -> ox.NamedNode:
-        return ox.NamedNode(f"{self.base}similarity/{iri_segment(paper_id)}/{iri_segment(other_id)}")
+        return ox.NamedNode(f"{self.base}similarity/{_segment(paper_id)}/{_segment(other_id)}")
 
     def run(self, name: str, version: str) -> ox.NamedNode:
-        return ox.NamedNode(f"{self.base}run/{iri_segment(name)}/{iri_segment(version)}")
+        return ox.NamedNode(f"{self.base}run/{_segment(name)}/{_segment(version)}")
 
     def scheme(self) -> ox.NamedNode:
         return ox.NamedNode(f"{self.base}concepts")
