@@ -36,13 +36,17 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from itertools import accumulate
+from operator import add, itemgetter
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from kg.markup import mask_markup
 from kg.model import Concept, EntityType, Mention, Paper, PaperEntities, Resolution
-from kg.vocab import Vocabulary, is_acronym, load_vocabulary, normalize_key, singularize
+from kg.acronyms import is_acronym, normalize_key  # memoised
+from kg.gcpause import gc_paused
+from kg.vocab import Vocabulary, load_vocabulary, singularize
 from kg.words import ADVERB_ENDINGS, EDGE_WORDS, FIRST_WORD_STOP, GENERIC_WORDS, NAME_SUFFIXES
 
 LEXICON_SOURCE = "lexicon"
@@ -54,6 +58,8 @@ MAX_WORDS = 8  # longer labels practically never recur verbatim
 # A word and what follows it. Inner dots and apostrophes stay in the word (Llama 3.1, BERT's);
 # one hyphen or only spaces may join it to the next word of the same name.
 _WORD = re.compile(r"(\w+(?:[.'’]\w+)*)([-\u2010-\u2013\u2212]|\s+)?")
+# The same, with the text skipped before the word (no word characters) captured first.
+_WORD_RUN = re.compile(r"(\W*)" + _WORD.pattern)
 _HYPHENS = "-\u2010\u2011\u2012\u2013\u2212"
 _POSSESSIVE = ("'s", "’s", "'S", "’S")
 _SENTENCE_END = re.compile(r"[.!?](?=\s+[\"'(\[]?[A-Z0-9])")
@@ -89,6 +95,7 @@ def _singular(lower: str) -> str:
     return singularize(lower)
 
 
+@functools.lru_cache(maxsize=65536)  # called for most words of every abstract
 def _exact(text: str) -> str:
     """An acronym without its plural "s" (LLMs → LLM); other words unchanged."""
     return text[:-1] if len(text) > 1 and text[-1] == "s" and not any(ch.islower() for ch in text[:-1]) else text
@@ -101,21 +108,26 @@ class _Words:
     __slots__ = ("starts", "ends", "texts", "lowers", "joined", "hyphened")
 
     def __init__(self, text: str) -> None:
-        found = list(_WORD.finditer(text))
-        texts = [m.group(1) for m in found]
-        gaps = [m.group(2) for m in found]
-        starts = [m.start() for m in found]
-        follows = [m.end() for m in found]  # where the word and its gap end
-        for k, word in enumerate(texts):
-            if ("'" in word or "’" in word) and word.endswith(_POSSESSIVE) and len(word) > 2:
-                texts[k], gaps[k] = word[:-2], None  # "BERT's model": BERT, and no name runs on
+        # (skipped, word, gap) triples from one C-level findall; offsets come from running sums
+        # of their lengths (the skipped text holds no word character, so each word starts
+        # right after it, exactly where `_WORD` alone would find it).
+        found = _WORD_RUN.findall(text)
+        skipped = list(map(itemgetter(0), found))
+        texts = list(map(itemgetter(1), found))
+        gaps = list(map(itemgetter(2), found))  # "" where no gap follows
+        follows = list(accumulate(map(len, map("".join, found))))  # where each word and its gap end
+        starts = list(map(add, [0, *follows[:-1]], map(len, skipped)))
+        if "'" in text or "’" in text:
+            for k, word in enumerate(texts):
+                if ("'" in word or "’" in word) and word.endswith(_POSSESSIVE) and len(word) > 2:
+                    texts[k], gaps[k] = word[:-2], ""  # "BERT's model": BERT, and no name runs on
         # Joined to the next word: a gap of spaces or one hyphen, and the next word right after it.
-        joined = [gap is not None and follow == start and "\n\n" not in gap for gap, follow, start in zip(gaps, follows, starts[1:])]
+        joined = [gap != "" and not skip and "\n\n" not in gap for gap, skip in zip(gaps, skipped[1:])]
         joined.append(False)
         self.starts = starts
-        self.ends = [start + len(word) for start, word in zip(starts, texts)]
+        self.ends = list(map(add, starts, map(len, texts)))
         self.texts = texts
-        self.lowers = [w.lower() for w in texts] if text.isascii() else [unicodedata.normalize("NFKC", w).lower() for w in texts]
+        self.lowers = list(map(str.lower, texts)) if text.isascii() else [unicodedata.normalize("NFKC", w).lower() for w in texts]
         self.joined = joined
         self.hyphened = [j and gap in _HYPHENS for j, gap in zip(joined, gaps)]
 
@@ -254,15 +266,21 @@ def find_matches(
     hyphened, lowers, texts = words.hyphened, words.lowers, words.texts
     found: list[LexiconMatch] = []
     free = 0  # the first word not inside an earlier match
-    for i, lower in enumerate(lowers):
+    acronyms = acronyms or {}
+    # Words some entry starts with (or with their singular); one pass, most words drop out here.
+    starting = [
+        i
+        for i, (lower, word) in enumerate(zip(lowers, texts))
+        if lower in phrase_starts
+        or word in exact_starts
+        or (lower[-1] == "s" and (_singular(lower) in phrase_starts or _exact(word) in exact_starts))
+    ]
+    for i in starting:
         if i < free:
             continue
-        if lower not in phrase_starts and texts[i] not in exact_starts:
-            if lower[-1] != "s" or (_singular(lower) not in phrase_starts and _exact(texts[i]) not in exact_starts):
-                continue  # no entry starts with this word (nor with its singular)
         if i and hyphened[i - 1]:  # never from the middle of a hyphenated word
             continue
-        for size, concept in _candidates(words, i, lexicon, linked, acronyms or {}):  # longest first
+        for size, concept in _candidates(words, i, lexicon, linked, acronyms):  # longest first
             j = i + size
             if hyphened[j - 1] and lowers[j] not in NAME_SUFFIXES:
                 continue  # the hyphenated word goes on: "model-free" is not "model"
@@ -282,31 +300,48 @@ def _candidates(words: _Words, i: int, lexicon: Lexicon, linked: Collection[str]
     """(length in words, concept) of every entry that starts at word i, longest first
     (an exact-case entry before a phrase of the same length)."""
     found: list[tuple[int, str]] = []
-    head = ""  # words i..k-1, as a prefix key
-    for k in range(i, len(words)):
-        key = f"{head} {_exact(words.texts[k])}" if head else _exact(words.texts[k])
+    texts, lowers, joined = words.texts, words.lowers, words.joined
+    exact, guarded, exact_prefixes = lexicon.exact, lexicon.guarded, lexicon.exact_prefixes
+    word = texts[i]
+    key = _exact(word)
+    head = word  # words i..k, as a prefix key
+    k = i
+    while True:
         own = acronyms.get(key)  # the paper's own acronym: always its meaning here
-        concept = own or lexicon.exact.get(key)
-        if concept is not None and (own is not None or key not in lexicon.guarded or concept in linked):
+        concept = own or exact.get(key)
+        if concept is not None and (own is not None or key not in guarded or concept in linked):
             found.append((k + 1 - i, concept))
-        head = f"{head} {words.texts[k]}" if head else words.texts[k]
-        if not words.joined[k] or head not in lexicon.exact_prefixes:
+        if not joined[k] or head not in exact_prefixes or k + 1 == len(texts):
             break
-    head = ""
-    for k in range(i, len(words)):
-        key = f"{head} {_singular(words.lowers[k])}" if head else _singular(words.lowers[k])
-        concept = lexicon.phrases.get(key)
+        k += 1
+        word = texts[k]
+        key = f"{head} {_exact(word)}"
+        head = f"{head} {word}"
+    phrases, phrase_prefixes = lexicon.phrases, lexicon.phrase_prefixes
+    word = lowers[i]
+    key = _singular(word)
+    head = word
+    k = i
+    while True:
+        concept = phrases.get(key)
         if concept is not None:
             found.append((k + 1 - i, concept))
-        head = f"{head} {words.lowers[k]}" if head else words.lowers[k]
-        if not words.joined[k] or head not in lexicon.phrase_prefixes:
+        if not joined[k] or head not in phrase_prefixes or k + 1 == len(lowers):
             break
-    found.sort(key=lambda item: -item[0])
+        k += 1
+        word = lowers[k]
+        key = f"{head} {_singular(word)}"
+        head = f"{head} {word}"
+    if len(found) > 1:
+        found.sort(key=lambda item: -item[0])  # stable: an exact entry stays before a phrase as long
     return found
 
 
 def _overlaps(spans: Sequence[tuple[int, int]], start: int, end: int) -> bool:
-    return any(s < end and start < e for s, e in spans)  # few mentions per abstract: a scan is enough
+    for s, e in spans:  # few mentions per abstract: a scan is enough
+        if s < end and start < e:
+            return True
+    return False
 
 
 def _sentence(text: str, start: int, end: int, known: Sequence[tuple[int, int]]) -> tuple[int, int]:
@@ -327,15 +362,22 @@ def _sentence(text: str, start: int, end: int, known: Sequence[tuple[int, int]])
     return left, right
 
 
+@functools.lru_cache(maxsize=65536)
+def _mention_acronym_key(text: str) -> str | None:
+    """The exact key a mention's text gives when it is an acronym written as one name, else None."""
+    words = _label_words(text) if is_acronym(text) else None
+    return words.acronym_key(0, len(words)) if words is not None else None
+
+
 def propagate_paper(paper: Paper, entities: PaperEntities, lexicon: Lexicon, *, types: dict[str, EntityType]) -> PaperEntities:
     """`entities` plus a lexicon mention for every further occurrence of a known concept."""
     text = paper.abstract
     taken = [(m.start, m.end) for m in entities.mentions]
     acronyms: dict[str, str] = {}  # this paper's acronyms, as extraction resolved them here
     for mention in entities.mentions:
-        words = _label_words(mention.text) if is_acronym(mention.text) else None
-        if words is not None:
-            acronyms.setdefault(words.acronym_key(0, len(words)), mention.concept)
+        key = _mention_acronym_key(mention.text)
+        if key is not None:
+            acronyms.setdefault(key, mention.concept)
     linked = {mention.concept for mention in entities.mentions}
     matches = find_matches(text, lexicon, taken=taken, linked=linked, acronyms=acronyms)
     if not matches:
@@ -364,6 +406,7 @@ def propagate_paper(paper: Paper, entities: PaperEntities, lexicon: Lexicon, *, 
     return PaperEntities(entities.paper_id, tuple(mentions))
 
 
+@gc_paused()
 def propagate(papers: Sequence[Paper], resolution: Resolution, *, lexicon: Lexicon | None = None) -> Resolution:
     """`resolution` with every paper's further lexicon occurrences added (concepts unchanged).
 

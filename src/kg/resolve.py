@@ -11,16 +11,31 @@ shared head noun (`kg.hierarchy`); they are emitted as concepts even if never me
 
 from __future__ import annotations
 
+import functools
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
-from kg.acronyms import AcronymTable
+from kg.acronyms import _WORDS, AcronymTable, normalize_key
+from kg.acronyms import is_acronym as _is_acronym
+from kg.gcpause import gc_paused
 from kg.hierarchy import infer_broader
 from kg.markup import EMPHASIS
 from kg.model import ENTITY_TYPES, Concept, EntityType, LocalMention, Mention, PaperEntities, PaperExtraction, Resolution
-from kg.vocab import VocabEntry, Vocabulary, concept_id, is_acronym, load_vocabulary, normalize_key
+from kg.vocab import VocabEntry, Vocabulary, concept_id, load_vocabulary
 
 MAX_ALT_LABELS = 25
+
+
+@functools.lru_cache(maxsize=1 << 18)
+def _own_keys(text: str) -> tuple[str, ...]:
+    """The keys of a paper's own acronyms that `_group_of` may read for a mention of `text`:
+    the text's own key if it is an acronym, and those of the acronyms inside a multi-word name
+    (as `AcronymTable.expand` reads them). Its result depends on the paper only through these."""
+    keys = [normalize_key(text)] if _is_acronym(text) else []
+    words = _WORDS.findall(text)
+    if len(words) >= 2:
+        keys += [normalize_key(w) for w in words if _is_acronym(w) and w[:1].isalnum() and w[-1:].isalnum()]
+    return tuple(keys)
 
 
 def _group_of(mention: LocalMention, vocabulary: Vocabulary, acronyms: AcronymTable, defined_here: dict[str, str]) -> str:
@@ -31,7 +46,7 @@ def _group_of(mention: LocalMention, vocabulary: Vocabulary, acronyms: AcronymTa
     Acronyms inside a name are spelled out first ("Wasserstein GAN"), so variants merge.
     """
     key = mention.key
-    defined = is_acronym(mention.text) and normalize_key(mention.text) in defined_here
+    defined = _is_acronym(mention.text) and normalize_key(mention.text) in defined_here
     if defined:
         key = defined_here[normalize_key(mention.text)]
     elif key == normalize_key(mention.text):
@@ -43,7 +58,7 @@ def _group_of(mention: LocalMention, vocabulary: Vocabulary, acronyms: AcronymTa
         if entry is None or not own_definition or _names(entry, key):
             return mention.vocab
         return _curated_or_key(key, vocabulary, acronyms)
-    if is_acronym(mention.text) and normalize_key(mention.text) == key:
+    if _is_acronym(mention.text) and normalize_key(mention.text) == key:
         borrowed = acronyms.borrowed(key)  # an acronym this paper did not define, defined elsewhere
         if borrowed is not None:
             key = borrowed[0]
@@ -75,11 +90,12 @@ def _pick_label(surfaces: Counter[str]) -> str:
         if text != lowered and lowered in surfaces:
             folded[lowered] += count
             del folded[text]
-    long_forms = {t: c for t, c in folded.items() if not is_acronym(t)} or dict(folded)
+    long_forms = {t: c for t, c in folded.items() if not _is_acronym(t)} or dict(folded)
     best = max(long_forms.items(), key=lambda kv: (kv[1], normalize_key(kv[0]) == kv[0].lower(), -len(kv[0]), kv[0]))[0]
     return _display(best)
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _display(label: str) -> str:
     """A label fit for display: markup emphasis removed; "Latent generative models" → "latent generative models"."""
     label = " ".join(EMPHASIS.sub("", label).split())
@@ -89,20 +105,35 @@ def _display(label: str) -> str:
     return label
 
 
+@gc_paused()
 def resolve(extractions: Iterable[PaperExtraction], *, vocabulary: Vocabulary | None = None) -> Resolution:
     """Merge every paper's mentions into concepts; mentions get the concept id and its type."""
     vocabulary = vocabulary or load_vocabulary()
     extractions = list(extractions)
     acronyms = AcronymTable(extractions, vocabulary)
 
-    groups: dict[tuple[int, int], str] = {}
+    groups: list[list[str]] = []  # per paper, each mention's group
     label_votes: dict[str, Counter[str]] = defaultdict(Counter)
     surfaces: dict[str, Counter[str]] = defaultdict(Counter)
-    for p, extraction in enumerate(extractions):
-        defined_here = {normalize_key(d.short): acronyms.spelling(acronyms.expand(d.long)) for d in extraction.definitions}
-        for m, mention in enumerate(extraction.mentions):
-            group = _group_of(mention, vocabulary, acronyms, defined_here)
-            groups[p, m] = group
+    long_keys: dict[str, str] = {}  # a definition's long form → its key, spelled out (per call: the table is this corpus's)
+    memo: dict[tuple[object, ...], str] = {}  # `_group_of` for one mention's fields and what it reads of its paper
+    for extraction in extractions:
+        defined_here = {}
+        for d in extraction.definitions:
+            long_key = long_keys.get(d.long)
+            if long_key is None:
+                long_key = long_keys[d.long] = acronyms.spelling(acronyms.expand(d.long))
+            defined_here[normalize_key(d.short)] = long_key
+        paper_groups: list[str] = []
+        groups.append(paper_groups)
+        for mention in extraction.mentions:
+            text = mention.text
+            own = tuple(defined_here.get(k) for k in _own_keys(text)) if defined_here else ()
+            fields = (mention.key, text, mention.vocab, mention.source == "acronym", own)
+            group = memo.get(fields)
+            if group is None:
+                group = memo[fields] = _group_of(mention, vocabulary, acronyms, defined_here)
+            paper_groups.append(group)
             label_votes[group][mention.label] += 1
             surfaces[group][mention.text] += 1
         for definition in extraction.definitions:
@@ -143,10 +174,10 @@ def resolve(extractions: Iterable[PaperExtraction], *, vocabulary: Vocabulary | 
     infer_broader(concepts, vocabulary)
 
     entities = []
-    for p, extraction in enumerate(extractions):
+    for extraction, paper_groups in zip(extractions, groups, strict=True):
         mentions = []
-        for m, local in enumerate(extraction.mentions):
-            cid = group_ids[groups[p, m]]
+        for local, group in zip(extraction.mentions, paper_groups, strict=True):
+            cid = group_ids[group]
             mentions.append(
                 Mention(
                     start=local.start,
