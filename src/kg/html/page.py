@@ -24,14 +24,12 @@ pages small.
 from __future__ import annotations
 
 import base64
-import gc
 import hashlib
 import json
 import math
 import os
 import re
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,6 +38,7 @@ from urllib.parse import urlsplit
 import networkx as nx
 
 from kg.atomic import output_errors, write_text
+from kg.gcpause import gc_paused
 from kg.graph import concept_key, paper_key
 from kg.html.regions import OTHER_COLOR, Region, find_regions, focus_layout, layout
 from kg.html.select import AUTO_MAX_NODES, concept_paper_counts, select_subgraph
@@ -356,20 +355,6 @@ def _with_script_hashes(page: str) -> str:
     return page.replace(_CSP_PLACEHOLDER, hashes, 1)
 
 
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """No cyclic garbage collection meanwhile: a loaded corpus graph is millions of objects,
-    and the page's hundreds of thousands of records set off full collections that walk them
-    all (~2 s each at 35,000 papers). The page's data holds no reference cycles to collect."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def write_html(
     graph: nx.DiGraph,
     path: str | os.PathLike[str],
@@ -381,7 +366,7 @@ def write_html(
     max_nodes: int = AUTO_MAX_NODES,
 ) -> HtmlSummary:
     """Filter the graph (see `select_subgraph`), render the page and write it atomically."""
-    with _collector_paused():
+    with gc_paused():
         counts = concept_paper_counts(graph)
         selection = select_subgraph(graph, focus=focus, depth=depth, types=types, min_papers=min_papers, max_nodes=max_nodes, counts=counts)
         view = selection.graph
