@@ -152,6 +152,13 @@ def main() -> int:
                 line += f" | {bare_wall:>8.1f}s {bare_rss / 2**30:>7.2f}GB | {build_wall / bare_wall:.2f}×"
             print(line, flush=True)
             print("\n".join(stage_lines(stdout)), flush=True)
+            if args.embed:
+                embed_wall, embed_rss, _ = run([*KG, "build", str(corpus), "-o", str(work / f"out-embed-{size}"), "--no-cache", "-q", *jobs, "--embed"])
+                print(
+                    f"{'':>8} {'--embed':>11} | {embed_wall:>8.1f}s {len(built) / embed_wall:>9.1f} {embed_rss / 2**30:>7.2f}GB"
+                    f" | {embed_wall / build_wall:.2f}× the build without --embed",
+                    flush=True,
+                )
             if args.incremental:
                 write_jsonl(corpus, base + extra)
                 again_wall, again_rss, stdout = run([*KG, "build", str(corpus), "-o", str(out), "--cache", str(cache), "-q", "--timings", *jobs])
@@ -161,13 +168,6 @@ def main() -> int:
                     flush=True,
                 )
                 print("\n".join(stage_lines(stdout)), flush=True)
-            if args.embed:
-                embed_wall, embed_rss, _ = run([*KG, "build", str(corpus), "-o", str(work / f"out-embed-{size}"), "--no-cache", "-q", *jobs, "--embed"])
-                print(
-                    f"{'':>8} {'--embed':>11} | {embed_wall:>8.1f}s {len(built) / embed_wall:>9.1f} {embed_rss / 2**30:>7.2f}GB"
-                    f" | {embed_wall / build_wall:.2f}× the build without --embed",
-                    flush=True,
-                )
             shutil.rmtree(out, ignore_errors=True)
             shutil.rmtree(cache, ignore_errors=True)
     return 0

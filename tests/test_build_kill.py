@@ -179,6 +179,19 @@ def test_a_second_concurrent_build_fails_at_once_and_the_first_completes(referen
     assert visible(out) == hashes["A"]
 
 
+def _processes_writing(out: Path) -> list[int]:
+    """Pids of live processes whose command line names `out` (a build and its workers)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if str(out) in (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"):
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
 def test_a_killed_build_keeps_the_extractions_it_finished(tmp_path):
     """Results reach the cache in batches of 64 while the build runs, not only at its end:
     kill the build once two batches are in (while spaCy works on six long abstracts, the last
@@ -211,6 +224,11 @@ def test_a_killed_build_keeps_the_extractions_it_finished(tmp_path):
     process.stdout.close()
     process.stderr.close()
     assert process.returncode == -signal.SIGKILL
+    # its extraction workers (default -j: the cores) end with it instead of waiting forever
+    deadline = time.monotonic() + 10
+    while _processes_writing(out) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _processes_writing(out) == []
     version = pipeline_version(recognizer=None)
     with ExtractionCache(cache.parent) as store:  # checked rows only: checksum and shape
         found = store.get_many(content_key(r["abstract"], version) for r in short)

@@ -460,3 +460,35 @@ def test_batch_ranker_ranks_exactly_as_rank(scoring) -> None:
     for paper in range(len(index.paper_ids)):
         for top, types in ((8, None), (3, ["TASK"]), (100, None)):
             assert ranker.rank(paper, top=top, types=types) == rank(index, paper, top=top, types=types)
+
+
+def test_a_concept_no_paper_reaches_does_not_stop_the_page(tmp_path):
+    """A curated broader chain longer than the index follows (2 steps) leaves concepts with
+    no postings; the page's batch ranking must give them no weight, not divide by zero."""
+    import warnings
+
+    from kg.graph import build_graph
+    from kg.html import write_html
+    from kg.model import Concept, Mention, Paper, PaperEntities
+    from kg.related_batch import Ranker
+    from kg.related_index import RelatedIndex
+    from kg.related_work import rank
+
+    chain = ["method/prompt-tuning", "method/peft", "method/fine-tuning", "method/transfer-learning", "method/machine-learning"]
+    concepts = [Concept(id=cid, type="METHOD", pref_label=cid.split("/")[1], broader=tuple(chain[i + 1 : i + 2])) for i, cid in enumerate(chain)]
+    concepts.append(Concept(id="task/qa", type="TASK", pref_label="question answering"))
+    papers = [Paper(id=f"p{i}", title=f"Paper {i}", abstract="We use prompt tuning for question answering.") for i in range(3)]
+
+    def mention(start: int, end: int, concept: str, label: str) -> Mention:
+        return Mention(start=start, end=end, text="x", label=label, concept=concept, role="used", source="vocab", score=0.9, sent_start=0, sent_end=44)
+
+    entities = [PaperEntities(p.id, (mention(7, 20, chain[0], "METHOD"), mention(25, 43, "task/qa", "TASK"))) for p in papers]
+    graph = build_graph(papers, entities, concepts)
+    index = RelatedIndex.from_graph(graph)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # not even numpy's divide-by-zero warning
+        ranker = Ranker(index)
+    for paper in range(len(index.paper_ids)):
+        assert ranker.rank(paper, top=5) == rank(index, paper, top=5)
+    write_html(graph, tmp_path / "graph.html")
+    assert (tmp_path / "graph.html").stat().st_size > 0

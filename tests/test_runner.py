@@ -127,7 +127,7 @@ def test_kg_extract_uses_the_cache_and_workers_like_kg_build(seeds, tmp_path, ca
     monkeypatch.setattr(runner, "LOCAL_CHUNK", 5)
     assert main(["extract", str(seeds), "-j", "2"]) == 0
     in_processes = capsys.readouterr().out
-    assert main(["extract", str(seeds), "--cache", str(tmp_path / "cache")]) == 0
+    assert main(["extract", str(seeds), "-j", "1", "--cache", str(tmp_path / "cache")]) == 0
     filled = capsys.readouterr().out
     with sqlite3.connect(tmp_path / "cache" / CACHE_FILE) as db:
         assert db.execute("SELECT count(*) FROM extraction").fetchone()[0] == 38

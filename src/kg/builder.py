@@ -180,17 +180,11 @@ def _write_outputs(
     `previous` is the generation being replaced (None: make everything from scratch)."""
     progress = clock.progress
     # Extract (spaCy, per paper) → resolve (corpus-wide concepts) → propagate → graph.
-    from kg.concepts import CorpusConcepts, entities_record, resolve_corpus
+    from kg.concepts import entities_record, find_concepts
     from kg.graph import build_graph, save
     from kg.provenance import describe_pipeline
-    from kg.runner import EXTRACT_STAGE, run_extraction
 
-    with clock.stage(EXTRACT_STAGE, reports_itself=True):
-        extractions, stats = run_extraction(
-            papers, cache_dir=cache_dir, workers=workers, dask_address=dask_address, progress=progress, recognizer=recognizer
-        )
-    found = CorpusConcepts(resolve_corpus(papers, extractions, clock=clock), stats)
-    del extractions
+    found = find_concepts(papers, cache_dir=cache_dir, workers=workers, dask_address=dask_address, recognizer=recognizer, clock=clock)
     resolution = found.resolution
     similar, embedded = [], None
     if embed:

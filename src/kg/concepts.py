@@ -16,7 +16,7 @@ from typing import Any
 from kg.model import DEFAULT_RECOGNIZER, Paper, PaperEntities, PaperExtraction, Progress, Resolution
 from kg.propagate import propagate
 from kg.resolve import resolve
-from kg.runner import ExtractionStats, run_extraction
+from kg.runner import EXTRACT_STAGE, ExtractionStats, run_extraction
 from kg.stages import StageClock
 from kg.title_roles import mark_title_names
 
@@ -33,10 +33,10 @@ def resolve_corpus(papers: Sequence[Paper], extractions: Sequence[PaperExtractio
     """Corpus-wide concepts for per-paper extractions (parallel to `papers`): the names titles
     open with marked proposed, then resolve, then propagate (each a stage of `clock`)."""
     clock = clock or StageClock()
-    with clock.stage("Resolving concepts", len(papers)):
-        resolved = resolve(mark_title_names(papers, extractions))
-    with clock.stage("Propagating concepts", len(papers)):
-        return propagate(papers, resolved)
+    with clock.stage("Resolving concepts", len(papers)) as report:
+        resolved = resolve(mark_title_names(papers, extractions), report=report)
+    with clock.stage("Propagating concepts", len(papers)) as report:
+        return propagate(papers, resolved, report=report)
 
 
 def find_concepts(
@@ -47,13 +47,17 @@ def find_concepts(
     dask_address: str | None = None,
     progress: Progress | None = None,
     recognizer: str | None = DEFAULT_RECOGNIZER,
+    clock: StageClock | None = None,
 ) -> CorpusConcepts:
     """Extract every paper (cached in `cache_dir` unless None), then resolve and propagate.
-    `recognizer`: the trained model folder (the shipped one by default; None: rules alone)."""
-    extractions, stats = run_extraction(
-        papers, cache_dir=cache_dir, workers=workers, dask_address=dask_address, progress=progress, recognizer=recognizer
-    )
-    return CorpusConcepts(resolve_corpus(papers, extractions), stats)
+    `recognizer`: the trained model folder (the shipped one by default; None: rules alone).
+    `clock` times the three stages (and reports them to its progress, which replaces `progress`)."""
+    clock = clock or StageClock(progress)
+    with clock.stage(EXTRACT_STAGE, reports_itself=True):
+        extractions, stats = run_extraction(
+            papers, cache_dir=cache_dir, workers=workers, dask_address=dask_address, progress=clock.progress, recognizer=recognizer
+        )
+    return CorpusConcepts(resolve_corpus(papers, extractions, clock=clock), stats)
 
 
 def entities_record(paper: Paper, entities: PaperEntities) -> dict[str, Any]:

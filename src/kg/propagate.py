@@ -39,13 +39,14 @@ import unicodedata
 from itertools import accumulate
 from operator import add, itemgetter
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from kg.markup import mask_markup
-from kg.model import Concept, EntityType, Mention, Paper, PaperEntities, Resolution
 from kg.acronyms import is_acronym, normalize_key  # memoised
 from kg.gcpause import gc_paused
+from kg.markup import mask_markup
+from kg.model import Concept, EntityType, Mention, Paper, PaperEntities, Resolution
+from kg.stages import REPORT_EVERY
 from kg.vocab import Vocabulary, load_vocabulary, singularize
 from kg.words import ADVERB_ENDINGS, EDGE_WORDS, FIRST_WORD_STOP, GENERIC_WORDS, NAME_SUFFIXES
 
@@ -407,16 +408,23 @@ def propagate_paper(paper: Paper, entities: PaperEntities, lexicon: Lexicon, *, 
 
 
 @gc_paused()
-def propagate(papers: Sequence[Paper], resolution: Resolution, *, lexicon: Lexicon | None = None) -> Resolution:
+def propagate(
+    papers: Sequence[Paper], resolution: Resolution, *, lexicon: Lexicon | None = None, report: Callable[[int], None] | None = None
+) -> Resolution:
     """`resolution` with every paper's further lexicon occurrences added (concepts unchanged).
 
-    `papers` and ``resolution.entities`` are parallel (as `kg build` makes them).
+    `papers` and ``resolution.entities`` are parallel (as `kg build` makes them); `report` is
+    told how many papers are done, every `REPORT_EVERY`.
     """
     if len(papers) != len(resolution.entities):
         raise ValueError(f"{len(papers)} papers but {len(resolution.entities)} entity records")
     if lexicon is None:
         lexicon = build_lexicon(resolution.concepts)
     types = {concept.id: concept.type for concept in resolution.concepts}
-    entities = tuple(propagate_paper(p, e, lexicon, types=types) for p, e in zip(papers, resolution.entities, strict=True))
-    return Resolution(entities, resolution.concepts)
+    entities = []
+    for done, (paper, found) in enumerate(zip(papers, resolution.entities, strict=True), start=1):
+        entities.append(propagate_paper(paper, found, lexicon, types=types))
+        if report is not None and done % REPORT_EVERY == 0:
+            report(done)
+    return Resolution(tuple(entities), resolution.concepts)
 

@@ -3,7 +3,9 @@
 A rebuild whose papers all come from the extraction cache never needs spaCy, so the
 description `kg.pipeline.pipeline_info` takes from a loaded pipeline is read here from the
 installed model's ``meta.json`` and kg's component list instead (tested equal).
-It lives outside `kg.pipeline` because that module's source is hashed into the extraction
+A fully cached build therefore never warns that the model or the recognizer is missing; it
+does not need them, and a missing one changes `pipeline_version`, so its papers would not have
+come from the cache. It lives outside `kg.pipeline` because that module's source is hashed into the extraction
 cache key (`kg.pipeline.pipeline_version`), and describing the pipeline changes no extraction.
 """
 

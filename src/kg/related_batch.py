@@ -37,7 +37,9 @@ class Ranker:
         table = np.zeros(max(role_tf, default=0) + 1)
         for code, value in role_tf.items():
             table[code] = value
-        idf = np.array([_idf(total, ptr[c + 1] - ptr[c], power) for c in range(len(ptr) - 1)])
+        # A concept no paper reaches (a curated broader one far above every mention) has no
+        # postings and is never a query term: its idf is never used, so 0, not a division by 0.
+        idf = np.array([_idf(total, ptr[c + 1] - ptr[c], power) if ptr[c + 1] > ptr[c] else 0.0 for c in range(len(ptr) - 1)])
         weights = table[codes] * np.repeat(idf, np.diff(ptr))
         self.broader = (codes & 2).astype(bool)
         weights[self.broader] *= scoring["broader"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from kg.acronyms import _WORDS, AcronymTable, normalize_key
 from kg.acronyms import is_acronym as _is_acronym
@@ -21,6 +21,7 @@ from kg.gcpause import gc_paused
 from kg.hierarchy import infer_broader
 from kg.markup import EMPHASIS
 from kg.model import ENTITY_TYPES, Concept, EntityType, LocalMention, Mention, PaperEntities, PaperExtraction, Resolution
+from kg.stages import REPORT_EVERY
 from kg.vocab import VocabEntry, Vocabulary, concept_id, load_vocabulary
 
 MAX_ALT_LABELS = 25
@@ -106,8 +107,11 @@ def _display(label: str) -> str:
 
 
 @gc_paused()
-def resolve(extractions: Iterable[PaperExtraction], *, vocabulary: Vocabulary | None = None) -> Resolution:
-    """Merge every paper's mentions into concepts; mentions get the concept id and its type."""
+def resolve(
+    extractions: Iterable[PaperExtraction], *, vocabulary: Vocabulary | None = None, report: Callable[[int], None] | None = None
+) -> Resolution:
+    """Merge every paper's mentions into concepts; mentions get the concept id and its type.
+    `report` is told how many papers' mentions are grouped (the bulk of the work), every `REPORT_EVERY`."""
     vocabulary = vocabulary or load_vocabulary()
     extractions = list(extractions)
     acronyms = AcronymTable(extractions, vocabulary)
@@ -117,7 +121,9 @@ def resolve(extractions: Iterable[PaperExtraction], *, vocabulary: Vocabulary | 
     surfaces: dict[str, Counter[str]] = defaultdict(Counter)
     long_keys: dict[str, str] = {}  # a definition's long form → its key, spelled out (per call: the table is this corpus's)
     memo: dict[tuple[object, ...], str] = {}  # `_group_of` for one mention's fields and what it reads of its paper
-    for extraction in extractions:
+    for done, extraction in enumerate(extractions, start=1):
+        if report is not None and done % REPORT_EVERY == 0:
+            report(done)
         defined_here = {}
         for d in extraction.definitions:
             long_key = long_keys.get(d.long)

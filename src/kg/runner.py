@@ -36,28 +36,61 @@ LOCAL_CHUNK = 64  # papers per task for local worker processes
 WORKER_MEMORY = 600 * 2**20
 
 
+CGROUP = "/sys/fs/cgroup"  # cgroup v2: a container's CPU and memory limits
+
+
 def default_workers() -> int:
-    """`kg build -j` by default: the cores this process may use, fewer when the memory
-    available now would not hold that many workers."""
+    """`kg build -j` by default: the cores this process may use (its CPU affinity, and a
+    container's CPU quota), fewer when the memory available now would not hold that many workers."""
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         cores = os.cpu_count() or 1
+    quota = _cgroup_cpus()
+    if quota is not None:
+        cores = min(cores, quota)
     available = _available_memory()
     if available is not None:
         cores = min(cores, max(1, available // WORKER_MEMORY))
     return max(1, cores)
 
 
-def _available_memory() -> int | None:
+def _read(path: str) -> str | None:
     try:
-        with open("/proc/meminfo", encoding="ascii") as handle:
-            for line in handle:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
+        with open(path, encoding="ascii") as handle:
+            return handle.read()
+    except (OSError, ValueError):
+        return None
+
+
+def _cgroup_cpus() -> int | None:
+    """CPUs a cgroup v2 quota allows ("200000 100000" in cpu.max: 2), None without a quota."""
+    parts = (_read(f"{CGROUP}/cpu.max") or "max").split()
+    if len(parts) != 2 or parts[0] == "max":
+        return None
+    try:
+        return max(1, -(-int(parts[0]) // int(parts[1])))
+    except (ValueError, ZeroDivisionError):
+        return None
+
+
+def _available_memory() -> int | None:
+    """Bytes available now: the machine's MemAvailable, or less under a cgroup v2 memory limit."""
+    available = None
+    for line in (_read("/proc/meminfo") or "").splitlines():
+        if line.startswith("MemAvailable:"):
+            try:
+                available = int(line.split()[1]) * 1024
+            except (ValueError, IndexError):
+                pass
+    limit, used = _read(f"{CGROUP}/memory.max"), _read(f"{CGROUP}/memory.current")
+    if limit is not None and used is not None and limit.strip() != "max":
+        try:
+            room = max(0, int(limit) - int(used))
+        except ValueError:
+            return available
+        available = room if available is None else min(available, room)
+    return available
 
 
 @dataclass(frozen=True)
@@ -89,12 +122,26 @@ def _extract_chunk(papers: list[Paper], recognizer: str | None = DEFAULT_RECOGNI
     return [extraction.to_dict() for extraction in extract_papers(papers, recognizer=recognizer)]
 
 
+def _exit_with(parent: int) -> None:
+    """A worker's initializer: end this process soon after the build that started it dies.
+    A killed build (SIGKILL, OOM) cannot shut its pool down, and its idle workers would wait on
+    the task queue forever (each other's ends of the pipe keep it open), 0.6 GB each."""
+    import threading
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="kg-exit-with-build", daemon=True).start()
+
+
 def _extract_in_processes(papers: list[Paper], workers: int, recognizer: str | None) -> Iterator[PaperExtraction]:
     """Extraction on `workers` local processes. Workers return plain data, not Docs
     (spaCy's own n_process ships Docs back, which is slower and cannot carry kg's spans)."""
     from concurrent.futures import ProcessPoolExecutor
 
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    with ProcessPoolExecutor(max_workers=workers, initializer=_exit_with, initargs=(os.getpid(),)) as pool:
         # Chunks in order; map yields their results in submission order.
         for chunk in pool.map(partial(_extract_chunk, recognizer=recognizer), _batches(papers, LOCAL_CHUNK)):
             for data in chunk:

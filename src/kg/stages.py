@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from kg.model import Progress
 
 Report = Callable[[int], None]  # items done so far in the current stage
+REPORT_EVERY = 500  # items between reports of the corpus-wide stages (papers): often enough for an ETA
 
 
 class StageClock:

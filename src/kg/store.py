@@ -100,40 +100,30 @@ def _update_store(store_dir: Path, stamp: dict[str, Any], old_turtle: Path, new_
     """Turn the store of `old_turtle`'s build into the store of `new_turtle`'s (see
     `write_store`); False, with nothing changed, when it does not hold that build or too much
     changed."""
-    old_stamp = _stamp(old_turtle.with_name(GRAPH_FILE), base)
-    try:
-        if json.loads((store_dir / STAMP_FILE).read_text(encoding="utf-8")) != old_stamp:
-            return False
-    except (OSError, ValueError):
+    if _read_stamp(store_dir) != _stamp(old_turtle.with_name(GRAPH_FILE), base):
         return False
     diff = changed_fragments(old_turtle, new_turtle)
     if diff is None or diff.changed > MAX_CHANGED_SHARE * diff.total:
         return False
 
-    def apply(store: ox.Store) -> None:
-        # One transaction each: a failure leaves the temporary copy, never the store in use.
-        store.update(_delete_data(diff.removed))
-        store.extend(ox.parse(diff.added, format=ox.RdfFormat.TURTLE))
-
     tmp = _temporary(store_dir)
     try:
         ox.Store.read_only(str(store_dir)).backup(str(tmp))
-        store = ox.Store(str(tmp))
-        apply(store)
+        store = ox.Store(str(tmp))  # the copy: the store in use is never written
+        for quad in ox.parse(diff.removed, format=ox.RdfFormat.TURTLE):
+            store.remove(quad)
+        store.extend(ox.parse(diff.added, format=ox.RdfFormat.TURTLE))
         store.flush()
         del store
-        (tmp / STAMP_FILE).write_text(json.dumps(stamp, sort_keys=True), encoding="utf-8")
-    except BaseException:
+        _write_stamp(tmp, stamp)
+    except KeyboardInterrupt:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    except Exception:  # a failed update costs a reload, never the build (the reload reports real errors)
+        shutil.rmtree(tmp, ignore_errors=True)
+        return False
     _swap_in(tmp, store_dir)
     return True
-
-
-def _delete_data(turtle: bytes) -> str:
-    """A SPARQL ``DELETE DATA`` of every triple in `turtle` (N-Triples lines are valid there)."""
-    lines = ox.serialize(ox.parse(turtle, format=ox.RdfFormat.TURTLE), format=ox.RdfFormat.N_TRIPLES)
-    return "DELETE DATA {\n" + lines.decode("utf-8") + "}"
 
 
 def _stamp(graph_file: Path, base: str) -> dict[str, Any]:
@@ -177,12 +167,26 @@ def open_store(directory: str | os.PathLike[str] | GraphFolder, *, base: str = D
 
 def _open_current(store_dir: Path, stamp: dict[str, Any]) -> ox.Store | None:
     """The cached store opened read-only if its stamp matches, else None (stale, absent, corrupt)."""
-    try:
-        if json.loads((store_dir / STAMP_FILE).read_text(encoding="utf-8")) == stamp:
+    if _read_stamp(store_dir) == stamp:
+        try:
             return ox.Store.read_only(str(store_dir))
-    except (OSError, ValueError):
-        pass  # unreadable, corrupt or half-swapped cache: (re)build it under the lock
+        except (OSError, ValueError):
+            pass  # unreadable, corrupt or half-swapped cache: (re)build it under the lock
     return None
+
+
+def _read_stamp(store_dir: Path) -> dict[str, Any] | None:
+    """What graph the store at `store_dir` holds (None: no store, or no readable stamp)."""
+    try:
+        stamp = json.loads((store_dir / STAMP_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return stamp if isinstance(stamp, dict) else None
+
+
+def _write_stamp(store_dir: Path, stamp: dict[str, Any]) -> None:
+    """Written last: a store folder without its stamp is never taken for a current one."""
+    (store_dir / STAMP_FILE).write_text(json.dumps(stamp, sort_keys=True), encoding="utf-8")
 
 
 @contextlib.contextmanager
@@ -217,7 +221,7 @@ def _rebuild_store(graph: nx.DiGraph, store_dir: Path, stamp: dict[str, Any], *,
         # reads far fewer blocks (3-4x faster example queries on a 6.9M-triple graph).
         store.optimize()
         del store  # closes RocksDB before the rename
-        (tmp / STAMP_FILE).write_text(json.dumps(stamp, sort_keys=True), encoding="utf-8")
+        _write_stamp(tmp, stamp)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -64,11 +64,11 @@ def build(
         )
     if not quiet:
         click.echo(render_summary(summary))
-    if timings:
-        click.echo(render_timings(summary))
     elif summary.skipped:
         records = "1 invalid record" if len(summary.skipped) == 1 else f"{len(summary.skipped):,} invalid records"
         click.echo(f"Warning: skipped {records} (run without --quiet to see where)", err=True)
+    if timings:
+        click.echo(render_timings(summary))
 
 
 def render_summary(summary: BuildSummary) -> str:

@@ -114,21 +114,25 @@ class FragmentIndex:
         return cls(keys, columns[0], columns[1], columns[2])
 
 
-class _Previous:
-    """A previous build's graph.ttl (mapped, not read) and its index."""
+class _IndexedTurtle:
+    """A build's graph.ttl (mapped, not read) and its fragment index."""
 
     def __init__(self, turtle: Path, index: FragmentIndex) -> None:
         self.index = index
         self.where = index.positions()
         self._file = turtle.open("rb")
-        size = os.fstat(self._file.fileno()).st_size
-        last = len(index) - 1
-        if last < 0 or index.offsets[last] + index.lengths[last] != size:
-            raise ValueError("index does not match its file")
-        self.data = mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ)
+        try:
+            size = os.fstat(self._file.fileno()).st_size
+            last = len(index) - 1
+            if last < 0 or index.offsets[last] + index.lengths[last] != size:
+                raise ValueError("index does not match its file")
+            self.data = mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ)
+        except BaseException:
+            self._file.close()
+            raise
 
     @classmethod
-    def open(cls, turtle: Path | None) -> _Previous | None:
+    def open(cls, turtle: Path | None) -> _IndexedTurtle | None:
         if turtle is None:
             return None
         index = FragmentIndex.load(index_path(turtle))
@@ -175,8 +179,9 @@ def write_turtle(
 ) -> TurtleWritten:
     """Write graph.ttl (atomically) and its fragment index; `previous` names an earlier
     build's graph.ttl whose unchanged fragments are copied instead of made again."""
-    old = _Previous.open(Path(previous)) if previous is not None else None
-    index, reused, total = FragmentIndex.empty(), 0, graph.number_of_nodes()
+    old = _IndexedTurtle.open(Path(previous)) if previous is not None else None
+    # Fragments: the head, one per node, one per author; the authors are counted as they come.
+    index, reused, total = FragmentIndex.empty(), 0, graph.number_of_nodes() + 1
     try:
         with output_errors(path), open_output(path) as handle:
             handle.write(HEADER)
@@ -191,14 +196,15 @@ def write_turtle(
                 index.add(fragment.key, offset, data)
                 offset += len(data)
                 if progress is not None and n % _PROGRESS_EVERY == 0:
-                    progress(STAGE, min(n, total), total)
+                    total = max(total, n)
+                    progress(STAGE, n, total)
         with output_errors(path):
             index.save(index_path(path))
     finally:
         if old is not None:
             old.close()
     if progress is not None:
-        progress(STAGE, total, total)
+        progress(STAGE, len(index), len(index))
     return TurtleWritten(len(index), reused)
 
 
@@ -213,7 +219,7 @@ class FragmentDiff:
 def changed_fragments(old_turtle: Path, new_turtle: Path) -> FragmentDiff | None:
     """What turns the old build's triples into the new one's, fragment by fragment; None if
     either index is missing or a fragment fails its CRC (then reload from scratch)."""
-    old, new = _Previous.open(old_turtle), _Previous.open(new_turtle)
+    old, new = _IndexedTurtle.open(old_turtle), _IndexedTurtle.open(new_turtle)
     try:
         if old is None or new is None:
             return None

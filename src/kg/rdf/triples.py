@@ -11,11 +11,12 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache, partial
-from importlib import resources
+from importlib import metadata, resources
 from typing import TYPE_CHECKING, Any
 
 import pyoxigraph as ox
@@ -27,9 +28,15 @@ if TYPE_CHECKING:  # only the graph's methods are used: no networkx import neede
     import networkx as nx
 
 _SURROGATES = re.compile("[\ud800-\udfff]")
-# The code that turns inputs into triples, hashed into every fragment's key: a kg whose RDF
-# form changed never reuses an older build's fragments.
-_CODE = hashlib.blake2b(b"".join((resources.files("kg.rdf") / name).read_bytes() for name in ("triples.py", "terms.py")), digest_size=32).digest()
+# Everything besides a fragment's inputs that shapes its Turtle bytes, hashed into every key: the
+# code that makes the triples (kg:key values come from kg.vocab.normalize_key, which uses
+# Unicode's NFKC tables) and the serializer. A kg or pyoxigraph whose output changed never
+# reuses an older build's fragments.
+_CODE = hashlib.blake2b(
+    b"".join((resources.files(package) / name).read_bytes() for package, name in (("kg.rdf", "triples.py"), ("kg.rdf", "terms.py"), ("kg", "vocab.py")))
+    + f"pyoxigraph {metadata.version('pyoxigraph')} unicode {unicodedata.unidata_version}".encode(),
+    digest_size=32,
+).digest()
 
 
 def _n(prefix: str, local: str) -> ox.NamedNode:
