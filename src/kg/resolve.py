@@ -20,7 +20,7 @@ from kg.acronyms import is_acronym as _is_acronym
 from kg.gcpause import gc_paused
 from kg.hierarchy import infer_broader
 from kg.markup import EMPHASIS
-from kg.model import ENTITY_TYPES, Concept, EntityType, LocalMention, Mention, PaperEntities, PaperExtraction, Resolution
+from kg.model import ENTITY_TYPES, Concept, LocalMention, Mention, PaperEntities, PaperExtraction, Resolution
 from kg.stages import REPORT_EVERY
 from kg.vocab import VocabEntry, Vocabulary, concept_id, load_vocabulary
 

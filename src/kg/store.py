@@ -14,7 +14,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import pyoxigraph as ox
 
@@ -93,7 +93,7 @@ def write_store(
 @dataclass(frozen=True)
 class StoreWritten:
     path: Path
-    how: str  # "kept" (already current), "updated" (fragments changed) or "loaded" (bulk load)
+    how: Literal["kept", "updated", "loaded"]  # already current; fragments changed; bulk load
 
 
 def _update_store(store_dir: Path, stamp: dict[str, Any], old_turtle: Path, new_turtle: Path, base: str) -> bool:
