@@ -21,13 +21,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 
 from kg.model import EntityType, PaperExtraction
-from kg import vocab
-from kg.vocab import VocabEntry, Vocabulary
-
-# Many mentions share a surface form: these pure string functions are memoised here (kg.vocab
-# is part of the extraction cache key: editing it would invalidate every cached extraction).
-normalize_key = functools.lru_cache(maxsize=1 << 18)(vocab.normalize_key)
-is_acronym = functools.lru_cache(maxsize=1 << 18)(vocab.is_acronym)
+from kg.vocab import VocabEntry, Vocabulary, is_acronym, normalize_key
 
 STEM = 5  # letters of each word that must agree for two long forms to be spellings of one
 _WORDS = re.compile(r"\S+")  # words of a multi-word name; hyphenated coinages (KAN-AD) stay whole

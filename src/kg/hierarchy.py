@@ -23,20 +23,7 @@ from collections import Counter, defaultdict
 
 from kg.model import ENTITY_TYPES, Concept, EntityType
 from kg.vocab import Vocabulary, concept_id
-from kg.words import GENERIC_WORDS, NON_ENTITY_HEADS, STOP_WORDS
-
-# Nouns too vague to stand alone as a broader concept ("target domain" → "domain" would tie every
-# paper with a domain together); kg.words' generic words are excluded as well. Kept here, not in
-# kg.words: that file is part of the extraction cache key, and this list shapes only the hierarchy.
-VAGUE_HEADS = frozenset(
-    """domain environment distribution space application description scenario scenarios version
-    server behavior behaviour setting instance example component element factor aspect level unit type
-    kind form part piece issue challenge case context regime condition situation property quantity
-    amount number size length range region area field term signal source target input output step
-    stage phase round iteration point set group class category pattern trend effect impact change
-    operation action state status object entity item sample instance design view perspective goal
-    purpose need use usage capability ability capacity cost budget requirement constraint""".split()
-)
+from kg.words import GENERIC_WORDS, NON_ENTITY_HEADS, STOP_WORDS, VAGUE_HEADS
 
 _SIZE_SUFFIX = re.compile(r"^(.+?) (?:\d+(?:\.\d+)?[bmkt]?|v\d+(?:\.\d+)*)$")
 MIN_NARROWER = 2  # a head noun becomes a broader concept only when this many concepts end in it

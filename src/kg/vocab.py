@@ -66,6 +66,7 @@ def singularize(word: str) -> str:
     return word[:-1]
 
 
+@functools.lru_cache(maxsize=1 << 18)  # many mentions share a surface form
 def normalize_key(text: str) -> str:
     """The merge key of a surface form: lower case, hyphens as spaces, last word singular.
 
@@ -144,6 +145,7 @@ class Vocabulary:
         return self.by_id.get(concept)
 
 
+@functools.lru_cache(maxsize=1 << 18)
 def is_acronym(text: str) -> bool:
     """Short and without lower-case letters (LLM, GPU, F1, BLEU): matched with exact case."""
     core = text[:-1] if text.endswith("s") else text

@@ -9,7 +9,6 @@ from __future__ import annotations
 from kg.model import EntityType
 
 # Head word (lower case, singular) → the type of a noun phrase it heads.
-HEAD_TYPES: dict[str, EntityType] = {}
 _HEADS: dict[EntityType, str] = {
     "DATASET": """dataset benchmark corpus treebank database testbed suite leaderboard
         collection lexicon wordnet knowledge-base""",
@@ -33,9 +32,18 @@ _HEADS: dict[EntityType, str] = {
         normalization augmentation attention parser tagger pipeline solver paradigm
         learning training fine-tuning finetuning tuning prompting decoding""",
 }
-for _label, _words in _HEADS.items():
-    for _word in _words.split():
-        HEAD_TYPES.setdefault(_word, _label)
+
+
+def _head_types(heads: dict[EntityType, str]) -> dict[str, EntityType]:
+    """Head word → type; a word listed under two types keeps the first."""
+    types: dict[str, EntityType] = {}
+    for label, words in heads.items():
+        for word in words.split():
+            types.setdefault(word, label)
+    return types
+
+
+HEAD_TYPES: dict[str, EntityType] = _head_types(_HEADS)
 
 # Heads so general that the phrase must carry a specific modifier to count.
 GENERIC_HEADS = frozenset(
@@ -72,18 +80,17 @@ GENERIC_MODIFIERS = frozenset(
     additional further earlier naive fundamental promising significant considerable competitive
     public publicly available large-scale small-scale high-quality training test testing evaluation
     validation benchmark benchmarks synthetic real large small big huge tiny long short fast slow
-    accurate exact approximate optimal suboptimal superior inferior competing competitive leading
+    accurate exact approximate optimal suboptimal superior inferior competing leading
     one two three four five six seven eight nine ten dozen hundreds thousands millions numerous
-    own certain given known unknown related relevant appropriate suitable available possible potential
-    actual true resulting final initial preliminary empirical theoretical experimental extensive
-    significant substantial remarkable impressive promising wide broad narrow deep shallow
-    complex complicated difficult hard easy challenging key crucial critical essential
-    proposed presented introduced developed designed used adopted employed applied
-    existing prevailing dominant mainstream emerging emergent rapid precise future minor basic deeper
+    own certain given known unknown related relevant appropriate suitable possible potential
+    actual true resulting initial preliminary empirical theoretical experimental
+    substantial remarkable impressive wide broad narrow deep shallow
+    complex complicated difficult hard easy crucial critical essential
+    presented introduced developed designed adopted employed applied
+    prevailing dominant mainstream emerging emergent rapid precise future minor basic deeper
     faster higher lower larger smaller stronger weaker richer cheaper easier harder broader wider
     adaptive iterative detailed imperfect hopeless simple-to-implement efficiently
-    robust costly expensive cheap practical realistic ideal idealized novel-ish extra compact unlabeled labeled
-    """.split()
+    costly expensive cheap realistic ideal idealized novel-ish extra compact unlabeled labeled""".split()
 )
 
 # Pronouns and words that are never entities on their own.
@@ -188,3 +195,16 @@ TITLE_OPENERS = frozenset(
 
 # Words an entity span never starts with ("this passive domain adaptation", "our method").
 SPAN_LEADING_WORDS = frozenset("a an the this these those that such our their its".split())
+
+# Nouns too vague to stand alone as a broader concept ("target domain" → "domain" would tie every
+# paper with a domain together); the generic words above are excluded as well. Used only by the
+# corpus-wide hierarchy (kg.hierarchy), not by extraction.
+VAGUE_HEADS = frozenset(
+    """domain environment distribution space application description scenario scenarios version
+    server behavior behaviour setting instance example component element factor aspect level unit type
+    kind form part piece issue challenge case context regime condition situation property quantity
+    amount number size length range region area field term signal source target input output step
+    stage phase round iteration point set group class category pattern trend effect impact change
+    operation action state status object entity item sample instance design view perspective goal
+    purpose need use usage capability ability capacity cost budget requirement constraint""".split()
+)
