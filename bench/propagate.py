@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from kg.atomic import atomic_open
+from kg.util.atomic import atomic_open
 from kg.model import Concept, Mention, Paper, PaperEntities
 from kg.propagate import LEXICON_SOURCE, build_lexicon, propagate
 from kg.model import Resolution

@@ -3,7 +3,7 @@ import stat
 
 import pytest
 
-from kg.atomic import atomic_open, write_text
+from kg.util.atomic import atomic_open, write_text
 
 
 def test_written_file_gets_normal_permissions(tmp_path):

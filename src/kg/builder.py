@@ -18,11 +18,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from kg.atomic import atomic_open, check_output_dir, make_output_dir
+from kg.util.atomic import atomic_open, check_output_dir, make_output_dir
 from kg.generations import Generation, OutputLock, check_names, clean_stale, current_folder, unlink_missing
 from kg.ingest import PROGRESS_STAGE, read_corpus
 from kg.model import DEFAULT_RECOGNIZER, Paper, Progress
-from kg.stages import StageClock
+from kg.util.stages import StageClock
 
 if TYPE_CHECKING:
     import networkx as nx

@@ -17,7 +17,7 @@ from kg.model import DEFAULT_RECOGNIZER, Paper, PaperEntities, PaperExtraction, 
 from kg.propagate import propagate
 from kg.resolve import resolve
 from kg.runner import EXTRACT_STAGE, ExtractionStats, run_extraction
-from kg.stages import StageClock
+from kg.util.stages import StageClock
 from kg.title_roles import mark_title_names
 
 

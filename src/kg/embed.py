@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from kg.atomic import atomic_open
+from kg.util.atomic import atomic_open
 from kg.errors import ExtraMissing
 from kg.model import Paper, Progress
 

@@ -37,7 +37,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from kg.atomic import output_errors
+from kg.util.atomic import output_errors
 from kg.errors import OutputError, OutputLocked
 from kg.graph import GRAPH_FILE, content_id
 

@@ -32,7 +32,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from kg.atomic import atomic_open, open_output, output_errors
+from kg.util.atomic import atomic_open, open_output, output_errors
 from kg.errors import GraphNotFound
 from kg.model import Concept, Paper, PaperEntities
 

@@ -43,10 +43,10 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from kg.vocab import is_acronym, normalize_key
-from kg.gcpause import gc_paused
+from kg.util.gcpause import gc_paused
 from kg.markup import mask_markup
 from kg.model import Concept, EntityType, Mention, Paper, PaperEntities, Resolution
-from kg.stages import REPORT_EVERY
+from kg.util.stages import REPORT_EVERY
 from kg.vocab import Vocabulary, load_vocabulary, singularize
 from kg.words import ADVERB_ENDINGS, EDGE_WORDS, FIRST_WORD_STOP, GENERIC_WORDS, NAME_SUFFIXES
 

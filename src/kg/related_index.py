@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kg.atomic import atomic_open
+from kg.util.atomic import atomic_open
 from kg.lookup import fold_titles, one_line, paper_id
 
 if TYPE_CHECKING:  # networkx is imported only by the graph fallback: it costs ~0.4 s

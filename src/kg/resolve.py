@@ -17,11 +17,11 @@ from collections.abc import Callable, Iterable
 
 from kg.acronyms import _WORDS, AcronymTable, normalize_key
 from kg.acronyms import is_acronym as _is_acronym
-from kg.gcpause import gc_paused
+from kg.util.gcpause import gc_paused
 from kg.hierarchy import infer_broader
 from kg.markup import EMPHASIS
 from kg.model import ENTITY_TYPES, Concept, LocalMention, Mention, PaperEntities, PaperExtraction, Resolution
-from kg.stages import REPORT_EVERY
+from kg.util.stages import REPORT_EVERY
 from kg.vocab import VocabEntry, Vocabulary, concept_id, load_vocabulary
 
 MAX_ALT_LABELS = 25

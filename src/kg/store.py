@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pyoxigraph as ox
 
-from kg.atomic import output_errors
+from kg.util.atomic import output_errors
 from kg.generations import GraphFolder, resolve
 from kg.graph import GRAPH_FILE, graph_stamp, load
 from kg.rdf.fragments import changed_fragments

@@ -37,8 +37,8 @@ from urllib.parse import urlsplit
 
 import networkx as nx
 
-from kg.atomic import output_errors, write_text
-from kg.gcpause import gc_paused
+from kg.util.atomic import output_errors, write_text
+from kg.util.gcpause import gc_paused
 from kg.graph import concept_key, paper_key
 from kg.html.regions import OTHER_COLOR, Region, find_regions, focus_layout, layout
 from kg.html.select import AUTO_MAX_NODES, concept_paper_counts, select_subgraph

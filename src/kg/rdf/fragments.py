@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import pyoxigraph as ox
 
-from kg.atomic import atomic_open, open_output, output_errors
+from kg.util.atomic import atomic_open, open_output, output_errors
 from kg.rdf.terms import DEFAULT_BASE, PREFIXES
 from kg.rdf.triples import fragments
 

@@ -3,7 +3,7 @@
 Turtle, N-Triples and JSON-LD go through pyoxigraph's streaming serializer: fast at corpus
 scale, and no in-memory rdflib graph is ever built for an export. N-Triples can be split
 into shards for a triple store's bulk loader. GraphML, not RDF, is written by `kg.graph`.
-Files are written atomically (`kg.atomic`).
+Files are written atomically (`kg.util.atomic`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import IO, TYPE_CHECKING
 
 import pyoxigraph as ox
 
-from kg.atomic import open_output, output_errors
+from kg.util.atomic import open_output, output_errors
 from kg.errors import OutputError
 from kg.graph import serialize_graphml, write_graphml
 from kg.rdf.terms import DEFAULT_BASE, EXPORT_FORMATS, PREFIXES, ExportFormat, RdfFormat
