@@ -44,7 +44,7 @@ texts = [json.loads(line)["abstract"] for line in open(sys.argv[1], encoding="ut
 processes = int(sys.argv[2])
 
 def pipe(share):
-    from kg.markup import mask_markup
+    from kg.text.markup import mask_markup
     from kg.pipeline import load_pipeline
     nlp = load_pipeline()
     for _ in nlp.pipe((mask_markup(t) for t in texts[share::processes]), batch_size=64):

@@ -27,7 +27,7 @@ from kg.util.atomic import atomic_open
 from kg.model import Concept, Mention, Paper, PaperEntities
 from kg.propagate import LEXICON_SOURCE, build_lexicon, propagate
 from kg.model import Resolution
-from kg.vocab import load_vocabulary
+from kg.text.vocab import load_vocabulary
 
 
 def read_jsonl(path: Path) -> list[dict]:

@@ -86,7 +86,7 @@ def _imports_after(statement: str) -> set[str]:
     return set(done.stdout.split())
 
 
-@pytest.mark.parametrize("module", ["kg.words", "kg.markup", "kg.model", "kg.vocab", "kg.resolve", "kg.propagate", "kg.components", "kg.lookup"])
+@pytest.mark.parametrize("module", ["kg.text.words", "kg.text.markup", "kg.model", "kg.text.vocab", "kg.resolve", "kg.propagate", "kg.components", "kg.lookup"])
 def test_data_and_corpus_stages_do_not_import_spacy(module):
     loaded = _imports_after(f"import {module}")
     assert "spacy" not in loaded and "thinc" not in loaded

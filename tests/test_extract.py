@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from kg.components.abbreviations import best_long_form, find_definitions
 from kg.components.coinages import find_coinages, is_coinage
 from kg.extract import extract_papers, extract_text
-from kg.markup import mask_markup
+from kg.text.markup import mask_markup
 from kg.model import PaperExtraction
 from kg.model import Paper
 

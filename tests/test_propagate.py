@@ -9,7 +9,7 @@ import pytest
 from kg.model import Concept, Mention, Paper, PaperEntities
 from kg.propagate import LEXICON_SCORE, LEXICON_SOURCE, build_lexicon, find_matches, propagate, propagate_paper
 from kg.model import Resolution
-from kg.vocab import Vocabulary
+from kg.text.vocab import Vocabulary
 
 NO_VOCABULARY = Vocabulary(entries=(), by_key={}, by_surface={}, by_id={}, digest="")
 
@@ -75,7 +75,7 @@ def test_acronyms_not_curated_are_found_only_where_the_paper_has_the_concept():
 
 
 def test_curated_aliases_are_trusted_everywhere():
-    from kg.vocab import VocabEntry
+    from kg.text.vocab import VocabEntry
 
     entry = VocabEntry("method/graph-neural-network", "METHOD", "graph neural network", ("GNN",), ())
     vocabulary = Vocabulary(entries=(entry,), by_key={}, by_surface={}, by_id={entry.id: entry}, digest="")

@@ -21,7 +21,7 @@ from rdflib.compare import isomorphic
 from kg import sparql
 from kg.rdf import convert, terms, triples
 from kg.graph import load
-from kg.vocab import normalize_key
+from kg.text.vocab import normalize_key
 
 pytestmark = pytest.mark.slow
 HIPPORAG2 = "hipporag-2-a-framework-that-outperforms-standard-rag-b2523bf3"
@@ -96,7 +96,7 @@ def _links(graph):
 
 def _named(node: dict, label: str | None) -> bool:
     """Whether a bound label names the concept: its normalised form is the normalised
-    prefLabel or an altLabel (computed here from kg.vocab, not from the RDF)."""
+    prefLabel or an altLabel (computed here from kg.text.vocab, not from the RDF)."""
     if label is None:
         return True
     forms = {normalize_key(node["label"]), *(normalize_key(alt) for alt in node.get("alt_labels") or ())}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kg.model import Definition, LocalMention, PaperExtraction
 from kg.resolve import resolve
-from kg.vocab import concept_id, normalize_key
+from kg.text.vocab import concept_id, normalize_key
 
 
 def m(
@@ -169,7 +169,7 @@ def test_the_name_a_title_opens_with_is_proposed():
 
 
 def test_plural_folding_keeps_the_e_of_size():
-    from kg.vocab import singularize
+    from kg.text.vocab import singularize
 
     assert [singularize(w) for w in ("stepsizes", "sizes", "quizzes", "classes", "patches", "queries")] == [
         "stepsize", "size", "quiz", "class", "patch", "query",

@@ -21,7 +21,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 
 from kg.model import EntityType, PaperExtraction
-from kg.vocab import VocabEntry, Vocabulary, is_acronym, normalize_key
+from kg.text.vocab import VocabEntry, Vocabulary, is_acronym, normalize_key
 
 STEM = 5  # letters of each word that must agree for two long forms to be spellings of one
 _WORDS = re.compile(r"\S+")  # words of a multi-word name; hyphenated coinages (KAN-AD) stay whole

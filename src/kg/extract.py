@@ -4,7 +4,7 @@
 results can be cached per paper and computed in parallel; `kg.resolve.resolve` then
 merges them across the corpus into concepts.
 
-Markup is masked before spaCy sees the text (`kg.markup.mask_markup`): same length, so
+Markup is masked before spaCy sees the text (`kg.text.markup.mask_markup`): same length, so
 every offset still points into the abstract as given (``abstract[start:end] == text``).
 """
 
@@ -14,7 +14,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
-from kg.markup import mask_markup
+from kg.text.markup import mask_markup
 from kg.model import DEFAULT_RECOGNIZER, Definition, LocalMention, Paper, PaperExtraction
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ A concept without a curated broader concept gets one, tried in this order:
    neural network, "multi-agent optimal stopping" → optimal stopping;
 4. its head noun, when at least `MIN_NARROWER` concepts share it and a reader would name it:
    "semantic segmentation", "instance segmentation" → segmentation; never a generic word
-   ("model", "learning", "analysis": `kg.words`), which would tie unrelated work together.
+   ("model", "learning", "analysis": `kg.text.words`), which would tie unrelated work together.
 
 One broader link per concept; chains ("multi-agent optimal stopping" → "optimal stopping" →
 "stopping"?) arise when the shorter concept has its own. Broader concepts that no paper
@@ -22,8 +22,8 @@ import re
 from collections import Counter, defaultdict
 
 from kg.model import ENTITY_TYPES, Concept, EntityType
-from kg.vocab import Vocabulary, concept_id
-from kg.words import GENERIC_WORDS, NON_ENTITY_HEADS, STOP_WORDS, VAGUE_HEADS
+from kg.text.vocab import Vocabulary, concept_id
+from kg.text.words import GENERIC_WORDS, NON_ENTITY_HEADS, STOP_WORDS, VAGUE_HEADS
 
 _SIZE_SUFFIX = re.compile(r"^(.+?) (?:\d+(?:\.\d+)?[bmkt]?|v\d+(?:\.\d+)*)$")
 MIN_NARROWER = 2  # a head noun becomes a broader concept only when this many concepts end in it

@@ -12,7 +12,7 @@ model card) runs as the component ``kg_recognizer``; another model folder can ta
 
 `pipeline_version()` is the extraction cache's key: the declared `EXTRACTION_VERSION`, the
 spaCy and statistical-model versions, the recognizer's weights digest and the digest of the data
-that shapes extraction (the vocabulary files and kg.words' lists, by value). Source files are
+that shapes extraction (the vocabulary files and kg.text.words' lists, by value). Source files are
 not hashed, so moving code or editing a comment re-extracts nothing; a change to what extraction
 outputs must bump `EXTRACTION_VERSION` (tests/test_extraction_version.py fails until it does).
 It needs no spaCy import.
@@ -112,8 +112,8 @@ def _plain(value: Any) -> Any:
 @functools.lru_cache(maxsize=1)
 def extraction_data_digest() -> str:
     """Digest of the data that shapes extraction: the vocabulary files' bytes and the values
-    of kg.words' public word lists (not its source, so comments and layout do not count)."""
-    from kg import words
+    of kg.text.words' public word lists (not its source, so comments and layout do not count)."""
+    from kg.text import words
 
     digest = hashlib.sha256()
     vocab = resources.files("kg.schemas") / "vocab"

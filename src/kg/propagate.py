@@ -7,7 +7,7 @@ up in it and adds a `Mention` (role "used", source "lexicon", score `LEXICON_SCO
 every further occurrence. That gives the graph the links extraction missed, so papers that
 name the same concept share it.
 
-Matching follows `kg.vocab.normalize_key`: case-insensitive, hyphen = space, the last word's
+Matching follows `kg.text.vocab.normalize_key`: case-insensitive, hyphen = space, the last word's
 plural folded ("Graph Neural Networks" finds "graph neural network"). Acronyms (LLM, GPT-4)
 and camel-case names (ReAct, PageRank) match only in their exact case (a plural "s" allowed:
 LLMs). An acronym that is not a curated alias is looked for only in papers that already have
@@ -42,13 +42,13 @@ from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from kg.vocab import is_acronym, normalize_key
+from kg.text.vocab import is_acronym, normalize_key
 from kg.util.gcpause import gc_paused
-from kg.markup import mask_markup
+from kg.text.markup import mask_markup
 from kg.model import Concept, EntityType, Mention, Paper, PaperEntities, Resolution
 from kg.util.stages import REPORT_EVERY
-from kg.vocab import Vocabulary, load_vocabulary, singularize
-from kg.words import ADVERB_ENDINGS, EDGE_WORDS, FIRST_WORD_STOP, GENERIC_WORDS, NAME_SUFFIXES
+from kg.text.vocab import Vocabulary, load_vocabulary, singularize
+from kg.text.words import ADVERB_ENDINGS, EDGE_WORDS, FIRST_WORD_STOP, GENERIC_WORDS, NAME_SUFFIXES
 
 LEXICON_SOURCE = "lexicon"
 LEXICON_SCORE = 0.5  # below every extractor's score: found by string match alone, no context

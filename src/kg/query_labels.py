@@ -1,6 +1,6 @@
 """Label parameters: a bound label matches whatever its case, plural or hyphenation.
 
-Every concept carries ``kg:key`` values (`kg.rdf.triples.lookup_keys`): `kg.vocab.normalize_key`
+Every concept carries ``kg:key`` values (`kg.rdf.triples.lookup_keys`): `kg.text.vocab.normalize_key`
 of its prefLabel and of each altLabel. A variable a query matches with ``kg:key ?v`` is a
 *key variable*; binding it (``--bind v=…``) normalises the value the same way first, so
 ``imagenet``, ``ImageNets`` and ``ImageNet`` all find ImageNet, and an acronym finds its
@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from kg.query_guard import _TOKEN
-from kg.vocab import normalize_key
+from kg.text.vocab import normalize_key
 
 KEY_SUFFIX = "Key"
 _KEY_PATTERN = re.compile(r"(?:(?<![\w:])kg:key|<https://w3id\.org/kg-ml/ontology#key>)\s+[?$]([A-Za-z_][A-Za-z0-9_]*)")

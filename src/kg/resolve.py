@@ -1,6 +1,6 @@
 """Corpus-wide resolution: per-paper mentions → concepts with stable ids (no spaCy, cheap).
 
-Variants merge on `kg.vocab.normalize_key` (case, plural, hyphen/space). Acronyms merge
+Variants merge on `kg.text.vocab.normalize_key` (case, plural, hyphen/space). Acronyms merge
 with their long form, learnt from any paper's definitions ("large language models (LLMs)")
 and from the curated vocabulary, so "LLM", "LLMs" and "large language models" become one
 concept. A concept's type is the majority type of its mentions; ids look like
@@ -19,10 +19,10 @@ from kg.acronyms import _WORDS, AcronymTable, normalize_key
 from kg.acronyms import is_acronym as _is_acronym
 from kg.util.gcpause import gc_paused
 from kg.hierarchy import infer_broader
-from kg.markup import EMPHASIS
+from kg.text.markup import EMPHASIS
 from kg.model import ENTITY_TYPES, Concept, LocalMention, Mention, PaperEntities, PaperExtraction, Resolution
 from kg.util.stages import REPORT_EVERY
-from kg.vocab import VocabEntry, Vocabulary, concept_id, load_vocabulary
+from kg.text.vocab import VocabEntry, Vocabulary, concept_id, load_vocabulary
 
 MAX_ALT_LABELS = 25
 

@@ -16,10 +16,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
-from kg.markup import mask_markup
+from kg.text.markup import mask_markup
 from kg.model import EntityType, LocalMention, Paper, PaperExtraction
-from kg.vocab import normalize_key
-from kg.words import HEAD_TYPES, TITLE_OPENERS
+from kg.text.vocab import normalize_key
+from kg.text.words import HEAD_TYPES, TITLE_OPENERS
 
 TITLE_SOURCE = "title"
 TITLE_SCORE = 0.7

@@ -14,7 +14,7 @@ from spacy.language import Language
 from spacy.tokens import Doc, Span
 
 from kg.components.spans import CharIndex, has_pos
-from kg.words import LONG_FORM_EDGE_WORDS
+from kg.text.words import LONG_FORM_EDGE_WORDS
 
 SPAN_KEY = "kg_acronym"
 

@@ -15,7 +15,7 @@ from spacy.language import Language
 from spacy.tokens import Doc, Span
 
 from kg.components.spans import CharIndex
-from kg.words import NOT_COINAGES
+from kg.text.words import NOT_COINAGES
 
 SPAN_KEY = "kg_coinage"
 

@@ -26,8 +26,8 @@ import re
 
 from spacy.tokens import Doc
 
-from kg.vocab import is_acronym
-from kg.words import NAMING_WORDS, SPAN_LEADING_WORDS
+from kg.text.vocab import is_acronym
+from kg.text.words import NAMING_WORDS, SPAN_LEADING_WORDS
 
 LEADING_WORDS = SPAN_LEADING_WORDS | NAMING_WORDS  # "named X": X
 EDGE_PUNCT = frozenset("( [ { ) ] } , ; : . ! ? - – — ‐ ‑ ' \" “ ” ‘ ’ / | & + = * # ~ ^".split())

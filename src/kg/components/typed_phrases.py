@@ -14,9 +14,9 @@ from collections.abc import Iterable
 from spacy.language import Language
 from spacy.tokens import Doc, Span
 
-from kg.words import GENERIC_HEADS, GENERIC_MODIFIERS, HEAD_TYPES, NON_ENTITY_HEADS, STOP_WORDS
+from kg.text.words import GENERIC_HEADS, GENERIC_MODIFIERS, HEAD_TYPES, NON_ENTITY_HEADS, STOP_WORDS
 from kg.components.spans import has_dep, has_pos
-from kg.vocab import singularize
+from kg.text.vocab import singularize
 
 SPAN_KEY = "kg_phrase"
 _WRAPPER_PLURALS = frozenset("methods approaches techniques strategies schemes".split())

@@ -13,7 +13,7 @@ from spacy.matcher import PhraseMatcher
 from spacy.tokens import Doc, Span
 from spacy.util import filter_spans
 
-from kg.vocab import VocabEntry, Vocabulary, is_acronym, load_vocabulary
+from kg.text.vocab import VocabEntry, Vocabulary, is_acronym, load_vocabulary
 
 SPAN_KEY = "kg_vocab"
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from kg.words import TITLE_CLAUSE_WORDS, TITLE_PREPOSITIONS
+from kg.text.words import TITLE_CLAUSE_WORDS, TITLE_PREPOSITIONS
 
 MAX_TITLE = 100
 

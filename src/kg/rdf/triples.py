@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import pyoxigraph as ox
 
 from kg.rdf.terms import DEFAULT_BASE, PREFIXES, TYPE_TERMS, iri_segment
-from kg.vocab import normalize_key
+from kg.text.vocab import normalize_key
 
 if TYPE_CHECKING:  # only the graph's methods are used: no networkx import needed here
     import networkx as nx

@@ -1,0 +1,1 @@
+"""spaCy-free language knowledge: the curated vocabulary, word lists and markup masking."""
