@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kg import ids
+from kg.ingest import ids
 
 
 @pytest.mark.parametrize(

@@ -123,7 +123,7 @@ def test_same_records_in_any_order_and_files_give_the_same_corpus(shuffled, n_fi
 def test_different_papers_with_the_same_given_id_both_survive(tmp_path):
     (tmp_path / "a.bib").write_text("@article{smith2020, title={A}, abstract={First paper.}}\n", encoding="utf-8")
     (tmp_path / "b.bib").write_text("@article{smith2020, title={B}, abstract={Second paper.}}\n", encoding="utf-8")
-    from kg.ids import content_hash
+    from kg.ingest.ids import content_hash
 
     papers = read_corpus([str(tmp_path)]).papers
     assert sorted((p.id, p.alt_ids) for p in papers) == sorted(

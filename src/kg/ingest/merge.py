@@ -13,7 +13,7 @@ import dataclasses
 from collections import defaultdict
 from collections.abc import Iterable
 
-from kg.ids import content_hash, slugify
+from kg.ingest.ids import content_hash, slugify
 from kg.ingest.records import is_preprint
 from kg.model import Paper
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from kg import ids
+from kg.ingest import ids
 from kg.errors import DecodeFailed, EmptyAbstract, MalformedRecord, RecordTooLarge
 from kg.ingest.titles import derive_title
 from kg.model import Paper
