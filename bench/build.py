@@ -5,7 +5,7 @@ and the rebuild after adding 10 papers.
 
 For each size: `kg build` (every stage, a new extraction cache, no earlier build) as a
 subprocess with `--timings`, whose stage times are printed under its row; then, in the same
-run, bare `nlp.pipe` of the same spaCy pipeline kg extracts with (`kg.pipeline.load_pipeline`:
+run, bare `nlp.pipe` of the same spaCy pipeline kg extracts with (`kg.extract.pipeline.load_pipeline`:
 the statistical model without ner, kg's components and its trained recognizer) over the same
 abstracts, split over the same number of processes (each loads the pipeline and pipes its
 share; spaCy's own n_process cannot carry kg's spans back). Both are whole-process wall times,
@@ -45,7 +45,7 @@ processes = int(sys.argv[2])
 
 def pipe(share):
     from kg.text.markup import mask_markup
-    from kg.pipeline import load_pipeline
+    from kg.extract.pipeline import load_pipeline
     nlp = load_pipeline()
     for _ in nlp.pipe((mask_markup(t) for t in texts[share::processes]), batch_size=64):
         pass

@@ -8,8 +8,8 @@ Four runs over the same texts, alternating, each one's best kept:
   ``ner``: kg excludes it, it is the costliest component and weak for ML names);
 * "bare sm + recognizer": that, then ``nlp.pipe`` of kg's trained recognizer (its own
   tokenizer, tok2vec and ner) over the same texts — the bare cost of the spaCy models kg runs;
-* "kg rules": `kg.extract.extract_papers` without the recognizer (the pipeline before it);
-* "kg": `kg.extract.extract_papers` as shipped (masking, rules, recognizer, records).
+* "kg rules": `kg.extract.papers.extract_papers` without the recognizer (the pipeline before it);
+* "kg": `kg.extract.papers.extract_papers` as shipped (masking, rules, recognizer, records).
 
 The overhead is kg time / bare sm + recognizer time - 1. Abstracts: the first N/5 of each of
 five corpus files under ../shared/corpus.
@@ -61,9 +61,9 @@ def main() -> int:
 
     import spacy
 
-    from kg.extract import extract_papers
+    from kg.extract.papers import extract_papers
     from kg.model import DEFAULT_RECOGNIZER, Paper
-    from kg.pipeline import EXCLUDED, MODEL, default_recognizer, load_pipeline
+    from kg.extract.pipeline import EXCLUDED, MODEL, default_recognizer, load_pipeline
 
     texts = load_abstracts(args.n)
     words = sum(len(t.split()) for t in texts)

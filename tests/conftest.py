@@ -298,7 +298,7 @@ def evil_abstract() -> str:
 
 @pytest.fixture(scope="session")
 def nlp():
-    from kg.pipeline import load_pipeline
+    from kg.extract.pipeline import load_pipeline
 
     return load_pipeline()
 

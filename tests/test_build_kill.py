@@ -196,8 +196,8 @@ def test_a_killed_build_keeps_the_extractions_it_finished(tmp_path):
     """Results reach the cache in batches of 64 while the build runs, not only at its end:
     kill the build once two batches are in (while spaCy works on six long abstracts, the last
     batch), and find them there, intact."""
-    from kg.cache import CACHE_FILE, ExtractionCache, content_key
-    from kg.pipeline import pipeline_version
+    from kg.extract.cache import CACHE_FILE, ExtractionCache, content_key
+    from kg.extract.pipeline import pipeline_version
 
     short = [{"id": f"a{i:03d}", "title": f"Paper {i}", "abstract": f"We train model M{i} on dataset D{i} and report accuracy {i}."} for i in range(192)]
     sentence = "We study a transformer model with attention layers on a large benchmark dataset. "

@@ -4,7 +4,7 @@ import warnings
 
 import pytest
 
-from kg.cache import CACHE_FILE, ExtractionCache, _checksum, content_key, valid_extraction
+from kg.extract.cache import CACHE_FILE, ExtractionCache, _checksum, content_key, valid_extraction
 from kg.errors import CacheError, CacheSetAside, ExitCode
 
 MENTION = {

@@ -13,7 +13,7 @@ import kg
 
 SRC = Path(kg.__file__).resolve().parent
 
-PROBE = "from kg.pipeline import pipeline_version; print(pipeline_version()); print(pipeline_version(recognizer=None))"
+PROBE = "from kg.extract.pipeline import pipeline_version; print(pipeline_version()); print(pipeline_version(recognizer=None))"
 
 
 def versions_of(package: Path) -> list[str]:

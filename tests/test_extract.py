@@ -6,9 +6,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kg.components.abbreviations import best_long_form, find_definitions
-from kg.components.coinages import find_coinages, is_coinage
-from kg.extract import extract_papers, extract_text
+from kg.extract.components.abbreviations import best_long_form, find_definitions
+from kg.extract.components.coinages import find_coinages, is_coinage
+from kg.extract.papers import extract_papers, extract_text
 from kg.text.markup import mask_markup
 from kg.model import PaperExtraction
 from kg.model import Paper
@@ -183,7 +183,7 @@ def test_seed_output_matches_the_schemas_and_offsets(nlp, seeds, project_root):
     import jsonschema
 
     from kg.concepts import entities_record, resolve_corpus
-    from kg.extract import extract_papers
+    from kg.extract.papers import extract_papers
     from kg.ingest import read_corpus
 
     schemas = {name: json.loads((project_root / "schemas" / f"{name}.schema.json").read_text()) for name in ("entities", "concept")}

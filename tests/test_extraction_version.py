@@ -36,9 +36,9 @@ ABSTRACTS = {
 
 
 def current(recognizer: str | None) -> dict:
-    from kg.extract import extract_papers
+    from kg.extract.papers import extract_papers
     from kg.model import Paper
-    from kg.pipeline import EXTRACTION_VERSION, pipeline_version
+    from kg.extract.pipeline import EXTRACTION_VERSION, pipeline_version
 
     papers = [Paper(id=name, title="", abstract=text) for name, text in ABSTRACTS.items()]
     return {

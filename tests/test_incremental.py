@@ -166,7 +166,7 @@ def test_the_terminal_display_shows_an_eta_per_stage(monkeypatch):
 
 
 def test_default_workers_are_the_cores_capped_by_memory(monkeypatch):
-    from kg import runner
+    from kg.extract import runner
 
     monkeypatch.setattr(runner.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
     monkeypatch.setattr(runner, "_available_memory", lambda: None)
@@ -241,7 +241,7 @@ def test_a_failed_store_update_falls_back_to_a_reload(seed_records, tmp_path, pi
 
 
 def test_default_workers_follow_a_container_quota(monkeypatch, tmp_path):
-    from kg import runner
+    from kg.extract import runner
 
     (tmp_path / "cpu.max").write_text("150000 100000\n")
     (tmp_path / "memory.max").write_text(str(10 * runner.WORKER_MEMORY) + "\n")

@@ -6,9 +6,9 @@ import warnings
 
 import pytest
 
-from kg import pipeline
-from kg.components import COMPONENTS
-from kg.extract import extract_text
+from kg.extract import pipeline
+from kg.extract.components import COMPONENTS
+from kg.extract.papers import extract_text
 
 
 def test_pipeline_is_statistical_without_ner_plus_kg_components_and_the_shipped_recognizer(nlp):
@@ -82,13 +82,13 @@ def test_monkeypatched_loader_failure_uses_blank(monkeypatch):
 def test_the_pipeline_described_without_spacy_is_the_one_loaded(recognizer):
     """kg build records `describe_pipeline` (no spaCy needed when every paper is cached); it
     must say exactly what `pipeline_info` says of the loaded pipeline."""
-    from kg.provenance import describe_pipeline
+    from kg.extract.provenance import describe_pipeline
 
     assert describe_pipeline(recognizer=recognizer) == pipeline.pipeline_info(pipeline.load_pipeline(recognizer=recognizer))
 
 
 def test_the_blank_fallback_is_described_the_same_way():
-    from kg.provenance import describe_pipeline
+    from kg.extract.provenance import describe_pipeline
 
     name = "kg_test_no_such_model"
     with warnings.catch_warnings():

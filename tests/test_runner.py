@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-import kg.runner as runner
+import kg.extract.runner as runner
 from kg.builder import build
-from kg.cache import CACHE_FILE
+from kg.extract.cache import CACHE_FILE
 from kg.ingest import read_corpus
 
 GRAPH_OUTPUTS = ("entities.jsonl", "concepts.jsonl", "graph.json", "graph.ttl", "graph.html", "related.idx")
@@ -144,7 +144,7 @@ def test_results_reach_the_cache_in_small_batches_as_they_come(tmp_path, monkeyp
     build: tests/test_build_kill.py)."""
     import time
 
-    from kg.cache import ExtractionCache
+    from kg.extract.cache import ExtractionCache
     from kg.model import Paper, PaperExtraction
 
     papers = [Paper(id=f"p{i:03d}", title="", abstract=f"Abstract number {i}.") for i in range(150)]

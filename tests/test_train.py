@@ -10,7 +10,7 @@ import pytest
 
 from kg.cli import main
 from kg.errors import ExitCode
-from kg.pipeline import pipeline_version
+from kg.extract.pipeline import pipeline_version
 
 FIXTURES = Path(__file__).parent / "fixtures" / "extract"
 GOLD = FIXTURES / "gold_tiny.jsonl"

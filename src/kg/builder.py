@@ -86,15 +86,15 @@ def build(
     recognizer: str | None = DEFAULT_RECOGNIZER,
     embed: bool = False,
 ) -> BuildSummary:
-    """Run every stage; `workers` spaCy processes (None: `kg.runner.default_workers`), or a Dask scheduler at `dask_address`
+    """Run every stage; `workers` spaCy processes (None: `kg.extract.runner.default_workers`), or a Dask scheduler at `dask_address`
     ("local" starts a LocalCluster). Extraction results are cached in `cache_dir`
     (default ``OUT/cache``) unless `no_cache`. `embed` adds sentence embeddings and each
     paper's semantic neighbours (`kg.embed`; needs the embed extra)."""
     started = time.perf_counter()
     clock = StageClock(progress)
     out = Path(out_dir)
-    from kg.pipeline import check_recognizer
-    from kg.runner import CACHE_DIR, default_workers
+    from kg.extract.pipeline import check_recognizer
+    from kg.extract.runner import CACHE_DIR, default_workers
 
     workers = workers if workers is not None else default_workers()
 
@@ -182,7 +182,7 @@ def _write_outputs(
     # Extract (spaCy, per paper) → resolve (corpus-wide concepts) → propagate → graph.
     from kg.concepts import entities_record, find_concepts
     from kg.graph import build_graph, save
-    from kg.provenance import describe_pipeline
+    from kg.extract.provenance import describe_pipeline
 
     found = find_concepts(papers, cache_dir=cache_dir, workers=workers, dask_address=dask_address, recognizer=recognizer, clock=clock)
     resolution = found.resolution

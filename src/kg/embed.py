@@ -127,7 +127,7 @@ def embed_papers(
     encode: Callable[[list[str]], np.ndarray] | None = None,
 ) -> Embeddings:
     """Every paper's vector, in sorted-id order; the encoder is loaded only when one is missing."""
-    from kg.cache import ExtractionCache
+    from kg.extract.cache import ExtractionCache
 
     ordered = sorted(papers, key=lambda p: p.id)
     texts = [paper_text(p) for p in ordered]

@@ -157,9 +157,9 @@ def score(gold: Sequence[GoldDoc], predicted: Sequence[Iterable[Span]], *, gold_
 def evaluate_file(path: str | os.PathLike[str], *, mapping: Mapping = "scierc", nlp=None, recognizer: str | None = DEFAULT_RECOGNIZER) -> EvalReport:
     """Run kg's extraction (and resolution) on the gold texts and score it."""
     from kg.concepts import resolve_corpus
-    from kg.extract import extract_papers
+    from kg.extract.papers import extract_papers
 
-    from kg.pipeline import check_recognizer
+    from kg.extract.pipeline import check_recognizer
 
     check_recognizer(recognizer)
     gold = load_gold(path, mapping=mapping)

@@ -88,8 +88,8 @@ def model_option(command: F) -> F:
 
 
 def workers_option(command: F) -> F:
-    """``-j N``: extraction processes, as ``workers`` (None: the machine's cores, `kg.runner.default_workers`)."""
-    from kg.runner import WORKER_MEMORY
+    """``-j N``: extraction processes, as ``workers`` (None: the machine's cores, `kg.extract.runner.default_workers`)."""
+    from kg.extract.runner import WORKER_MEMORY
 
     return click.option(
         "-j", "--workers", type=click.IntRange(min=1), default=None,

@@ -25,7 +25,7 @@ def extract(inputs: tuple[str, ...], fmt: str, skip_invalid: bool, workers: int 
     "concept", "role", "source", "score"}]}; offsets index the abstract as given.
     """
     from kg.concepts import entities_record, find_concepts
-    from kg.runner import default_workers
+    from kg.extract.runner import default_workers
     from kg.ingest import read_corpus
 
     corpus = read_corpus(list(inputs), skip_invalid=skip_invalid, stdin=sys.stdin)

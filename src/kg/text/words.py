@@ -160,12 +160,12 @@ NAME_SUFFIXES = frozenset("based like style driven guided aware powered enhanced
 # Adverbs that start a description, not a name ("computationally efficient model").
 ADVERB_ENDINGS = ("ally", "ively", "ously", "ently", "antly", "ably", "ibly", "ghly")
 
-# -- acronym definitions (`kg.components.abbreviations`) --------------------------------------
+# -- acronym definitions (`kg.extract.components.abbreviations`) --------------------------------------
 
 # Words a long form never starts or ends with ("the Transformer (TF)" defines "Transformer").
 LONG_FORM_EDGE_WORDS = frozenset("the a an of and or for in on to with by we our is are which that as".split())
 
-# -- coined names (`kg.components.coinages`) --------------------------------------------------
+# -- coined names (`kg.extract.components.coinages`) --------------------------------------------------
 
 # Capitalised short forms that are not entities of kg's types.
 NOT_COINAGES = frozenset(
@@ -191,7 +191,7 @@ TITLE_OPENERS = frozenset(
     should a an the from through into about against improving scaling making unleashing unlocking exploring""".split()
 )
 
-# -- span hygiene (`kg.components.hygiene`) ----------------------------------------------------
+# -- span hygiene (`kg.extract.components.hygiene`) ----------------------------------------------------
 
 # Words an entity span never starts with ("this passive domain adaptation", "our method").
 SPAN_LEADING_WORDS = frozenset("a an the this these those that such our their its".split())

@@ -13,7 +13,7 @@ import re
 from spacy.language import Language
 from spacy.tokens import Doc, Span
 
-from kg.components.spans import CharIndex, has_pos
+from kg.extract.components.spans import CharIndex, has_pos
 from kg.text.words import LONG_FORM_EDGE_WORDS
 
 SPAN_KEY = "kg_acronym"

@@ -16,7 +16,7 @@ Every candidate the entity merger considers (rules' and the recognizer's alike) 
   unbalanced bracket or a comma outside brackets (a list, not a name), spans starting on
   "art" of "state of the art", citation keys (devlin2018bert) and PDF residue ("(cid:173").
 
-`kg.extract` makes the last check against the abstract as given: a mention whose text
+`kg.extract.papers` makes the last check against the abstract as given: a mention whose text
 differs from the masked text it was found in (markup inside it) is dropped.
 """
 

@@ -1,6 +1,6 @@
 """kg's spaCy components, one module each, registered with ``@Language.factory``.
 
-Importing this package imports no component (and so no spaCy): `kg.pipeline.load_pipeline`
+Importing this package imports no component (and so no spaCy): `kg.extract.pipeline.load_pipeline`
 imports them, which registers their factories, then adds them in this order: vocabulary
 ruler, acronym definitions, coined names, head-typed phrases, the trained recognizer (when
 one is installed or given), the merger that types and keys entities, then roles.
@@ -22,4 +22,4 @@ RECOGNIZER = "kg_recognizer"  # added only when a model folder is there
 
 def register() -> None:
     """Import every component module, which registers its factory with spaCy."""
-    from kg.components import abbreviations, coinages, entities, recognizer, roles, typed_phrases, vocab_ruler  # noqa: F401
+    from kg.extract.components import abbreviations, coinages, entities, recognizer, roles, typed_phrases, vocab_ruler  # noqa: F401

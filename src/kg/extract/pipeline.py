@@ -156,7 +156,7 @@ def load_pipeline(model: str = MODEL, recognizer: str | None = DEFAULT_RECOGNIZE
     rules alone."""
     import spacy
 
-    from kg.components import COMPONENTS, RECOGNIZER, register
+    from kg.extract.components import COMPONENTS, RECOGNIZER, register
 
     register()  # only here, so that importing kg's data (words, vocabulary, records) never imports spaCy
 

@@ -16,14 +16,14 @@ from dataclasses import dataclass
 from spacy.language import Language
 from spacy.tokens import Doc, Span
 
-from kg.components.abbreviations import SPAN_KEY as ACRONYM_KEY
-from kg.components.coinages import SPAN_KEY as COINAGE_KEY
-from kg.components.hygiene import tidy
-from kg.components.recognizer import SPAN_KEY as MODEL_KEY
-from kg.components.spans import has_dep, has_pos
+from kg.extract.components.abbreviations import SPAN_KEY as ACRONYM_KEY
+from kg.extract.components.coinages import SPAN_KEY as COINAGE_KEY
+from kg.extract.components.hygiene import tidy
+from kg.extract.components.recognizer import SPAN_KEY as MODEL_KEY
+from kg.extract.components.spans import has_dep, has_pos
 from kg.text.words import EDGE_WORDS, FIRST_WORD_STOP, GENERIC_MODIFIERS, GENERIC_WORDS, HEAD_TYPES, NON_ENTITY_HEADS, STOP_WORDS, WRAPPER_HEADS
-from kg.components.typed_phrases import SPAN_KEY as PHRASE_KEY
-from kg.components.vocab_ruler import SPAN_KEY as VOCAB_KEY
+from kg.extract.components.typed_phrases import SPAN_KEY as PHRASE_KEY
+from kg.extract.components.vocab_ruler import SPAN_KEY as VOCAB_KEY
 from kg.text.vocab import Vocabulary, load_vocabulary, normalize_key, singularize
 
 SPAN_KEY = "kg"
@@ -247,7 +247,7 @@ def _generic(span: Span) -> bool:
 
 
 def _tidied(doc: Doc, cand: Candidate, text: str) -> Candidate | None:
-    """The candidate on clean edges (`kg.components.hygiene`), None when it is junk. A phrase
+    """The candidate on clean edges (`kg.extract.components.hygiene`), None when it is junk. A phrase
     whose edges moved is keyed on its new text; a curated term or acronym that only matched
     part of a word ("KAN" in "KAN-AD") is no mention of that term."""
     span = tidy(doc, cand.start, cand.end, text)

@@ -3,7 +3,7 @@ N processes or on a Dask cluster.
 
 Every route yields the same `PaperExtraction`s in the same (input) order, so the graph
 built from them is identical whichever route ran. Cached results are keyed by abstract
-content and pipeline version (`kg.cache`); a changed pipeline simply misses.
+content and pipeline version (`kg.extract.cache`); a changed pipeline simply misses.
 """
 
 from __future__ import annotations
@@ -15,15 +15,15 @@ from dataclasses import dataclass
 from functools import partial
 from itertools import islice
 
-from kg.cache import ExtractionCache, content_key
-from kg.extract import extract_papers
+from kg.extract.cache import ExtractionCache, content_key
+from kg.extract.papers import extract_papers
 from kg.model import DEFAULT_RECOGNIZER, Paper, PaperExtraction, Progress
-from kg.pipeline import check_recognizer, pipeline_version
+from kg.extract.pipeline import check_recognizer, pipeline_version
 
 EXTRACT_STAGE = "Extracting entities"
 CACHE_DIR = "cache"  # inside the output folder unless --cache says otherwise
 # Results reach the cache in small transactions so a killed build keeps nearly all its work:
-# one commit per spaCy batch (64 papers, `kg.extract`), or when the oldest unsaved result is 2 s old.
+# one commit per spaCy batch (64 papers, `kg.extract.papers`), or when the oldest unsaved result is 2 s old.
 # A commit costs a few ms, under 0.1 % of the time spaCy takes for 64 abstracts.
 _FLUSH_PAPERS = 64
 _FLUSH_SECONDS = 2.0

@@ -14,7 +14,7 @@ import re
 from spacy.language import Language
 from spacy.tokens import Doc, Span
 
-from kg.components.spans import CharIndex
+from kg.extract.components.spans import CharIndex
 from kg.text.words import NOT_COINAGES
 
 SPAN_KEY = "kg_coinage"

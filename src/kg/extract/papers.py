@@ -72,7 +72,7 @@ def extract_papers(
     Without `nlp`, kg's pipeline with `recognizer` (a model folder; the shipped one by
     default, None for rules alone)."""
     if nlp is None:
-        from kg.pipeline import load_pipeline
+        from kg.extract.pipeline import load_pipeline
 
         nlp = load_pipeline(recognizer=recognizer)
     # Generator of (masked text, paper) so papers stream through nlp.pipe without a list.

@@ -15,7 +15,7 @@ from spacy.language import Language
 from spacy.tokens import Doc, Span
 
 from kg.text.words import GENERIC_HEADS, GENERIC_MODIFIERS, HEAD_TYPES, NON_ENTITY_HEADS, STOP_WORDS
-from kg.components.spans import has_dep, has_pos
+from kg.extract.components.spans import has_dep, has_pos
 from kg.text.vocab import singularize
 
 SPAN_KEY = "kg_phrase"

@@ -16,8 +16,8 @@ from __future__ import annotations
 from spacy.language import Language
 from spacy.tokens import Doc, Span
 
-from kg.components.entities import SPAN_KEY
-from kg.components.spans import has_dep
+from kg.extract.components.entities import SPAN_KEY
+from kg.extract.components.spans import has_dep
 from kg.text.words import NAMING_WORDS, NOVELTY_WORDS, PROPOSE_VERBS, SELF_SUBJECTS, WRAPPER_HEADS
 from kg.text.vocab import Vocabulary, load_vocabulary, singularize
 

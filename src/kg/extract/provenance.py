@@ -1,12 +1,12 @@
 """What a build records about the pipeline it ran, found without loading it.
 
 A rebuild whose papers all come from the extraction cache never needs spaCy, so the
-description `kg.pipeline.pipeline_info` takes from a loaded pipeline is read here from the
+description `kg.extract.pipeline.pipeline_info` takes from a loaded pipeline is read here from the
 installed model's ``meta.json`` and kg's component list instead (tested equal).
 A fully cached build therefore never warns that the model or the recognizer is missing; it
 does not need them, and a missing one changes `pipeline_version`, so its papers would not have
-come from the cache. It lives outside `kg.pipeline` because that module's source is hashed into the extraction
-cache key (`kg.pipeline.pipeline_version`), and describing the pipeline changes no extraction.
+come from the cache. It lives outside `kg.extract.pipeline` because that module's source is hashed into the extraction
+cache key (`kg.extract.pipeline.pipeline_version`), and describing the pipeline changes no extraction.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from kg.components import COMPONENTS, RECOGNIZER
+from kg.extract.components import COMPONENTS, RECOGNIZER
 from kg.model import DEFAULT_RECOGNIZER
-from kg.pipeline import EXCLUDED, MODEL, _recognizer_meta, _recognizer_path, pipeline_version
+from kg.extract.pipeline import EXCLUDED, MODEL, _recognizer_meta, _recognizer_path, pipeline_version
 
 
 def _model_meta(model: str) -> dict[str, Any] | None:
@@ -35,7 +35,7 @@ def _model_meta(model: str) -> dict[str, Any] | None:
 
 
 def describe_pipeline(model: str = MODEL, recognizer: str | None = DEFAULT_RECOGNIZER) -> dict[str, Any]:
-    """`kg.pipeline.pipeline_info` of `load_pipeline(model, recognizer)`, without spaCy."""
+    """`kg.extract.pipeline.pipeline_info` of `load_pipeline(model, recognizer)`, without spaCy."""
     path = _recognizer_path(recognizer)
     kg_components = [name for name in COMPONENTS if name != RECOGNIZER or path is not None]
     meta = _model_meta(model)

@@ -1,0 +1,1 @@
+"""Extraction: abstract text → mentions, per paper (spaCy pipeline, components, runner, cache)."""
