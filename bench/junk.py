@@ -66,7 +66,7 @@ def main() -> int:
     if not CORPUS.is_dir():
         print(f"corpus not found at {CORPUS}", file=sys.stderr)
         return 1
-    from kg.concepts import find_concepts
+    from kg.concepts.find import find_concepts
     from kg.model import DEFAULT_RECOGNIZER
 
     recognizer = DEFAULT_RECOGNIZER if args.model is None else (None if args.model == "none" else args.model)

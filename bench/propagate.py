@@ -1,7 +1,7 @@
 """Lexicon propagation on a built graph's records: time, added links, and a sample to check by eye.
 
 Reads ``papers.jsonl``, ``entities.jsonl`` and ``concepts.jsonl`` of a `kg build` output (no
-spaCy: the resolved mentions are taken as they are), runs `kg.propagate.propagate`, prints
+spaCy: the resolved mentions are taken as they are), runs `kg.concepts.propagate.propagate`, prints
 how long it took and how many concepts each paper has before and after, and prints a seeded
 random sample of the added mentions with their context. With ``--out DIR`` it also writes the
 propagated graph (graph.json with the old graph's meta, related.idx, entities.jsonl) there, for
@@ -25,7 +25,7 @@ from pathlib import Path
 
 from kg.util.atomic import atomic_open
 from kg.model import Concept, Mention, Paper, PaperEntities
-from kg.propagate import LEXICON_SOURCE, build_lexicon, propagate
+from kg.concepts.propagate import LEXICON_SOURCE, build_lexicon, propagate
 from kg.model import Resolution
 from kg.text.vocab import load_vocabulary
 
@@ -109,7 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         save(graph, out)
         write_index(graph, out)
         from kg.builder import write_jsonl
-        from kg.concepts import entities_record
+        from kg.concepts.find import entities_record
 
         write_jsonl(out / "entities.jsonl", [entities_record(p, e) for p, e in zip(papers, propagated.entities, strict=True)])
         for name in ("papers.jsonl", "concepts.jsonl"):

@@ -53,9 +53,9 @@ def import_graph() -> nx.DiGraph:
 
 def test_the_import_graph_sees_lazy_and_type_checking_imports():
     graph = import_graph()
-    assert graph.has_edge("kg.builder", "kg.concepts")  # imported inside build()
+    assert graph.has_edge("kg.builder", "kg.concepts.find")  # imported inside build()
     assert graph.has_edge("kg.extract.components", "kg.extract.components.roles")  # imported inside register()
-    assert graph.has_edge("kg.concepts", "kg.resolve") and graph.has_edge("kg.concepts", "kg.propagate")
+    assert graph.has_edge("kg.concepts.find", "kg.concepts.resolve") and graph.has_edge("kg.concepts.find", "kg.concepts.propagate")
 
 
 def test_no_import_cycle_anywhere_in_kg():
@@ -66,9 +66,9 @@ def test_no_import_cycle_anywhere_in_kg():
 def test_stages_import_forwards_only():
     """Extraction knows nothing of resolution, resolution nothing of propagation."""
     graph = import_graph()
-    assert not nx.has_path(graph, "kg.extract.papers", "kg.resolve")
-    assert not nx.has_path(graph, "kg.resolve", "kg.propagate")
-    assert not nx.has_path(graph, "kg.propagate", "kg.resolve")
+    assert not nx.has_path(graph, "kg.extract.papers", "kg.concepts.resolve")
+    assert not nx.has_path(graph, "kg.concepts.resolve", "kg.concepts.propagate")
+    assert not nx.has_path(graph, "kg.concepts.propagate", "kg.concepts.resolve")
     # The page lists each paper's related papers, so html uses the ranking; the ranking
     # (which `kg related` loads without networkx) never reaches the page.
     assert not nx.has_path(graph, "kg.related_work", "kg.html")
@@ -86,7 +86,7 @@ def _imports_after(statement: str) -> set[str]:
     return set(done.stdout.split())
 
 
-@pytest.mark.parametrize("module", ["kg.text.words", "kg.text.markup", "kg.model", "kg.text.vocab", "kg.resolve", "kg.propagate", "kg.extract.components", "kg.lookup"])
+@pytest.mark.parametrize("module", ["kg.text.words", "kg.text.markup", "kg.model", "kg.text.vocab", "kg.concepts.resolve", "kg.concepts.propagate", "kg.extract.components", "kg.lookup"])
 def test_data_and_corpus_stages_do_not_import_spacy(module):
     loaded = _imports_after(f"import {module}")
     assert "spacy" not in loaded and "thinc" not in loaded

@@ -124,7 +124,7 @@ def test_a_failure_during_extraction_leaves_every_previous_file(monkeypatch, tmp
     """papers.jsonl used to be replaced before extraction ran: a failure there left a new
     papers.jsonl beside the old graph. Now nothing a reader sees changes."""
     import kg.builder
-    import kg.concepts
+    import kg.concepts.find
 
     out = tmp_path / "out"
     assert main(["build", str(corpus_file), "-o", str(out), "--skip-invalid", "--quiet", "--model", "none"]) == 0
@@ -136,7 +136,7 @@ def test_a_failure_during_extraction_leaves_every_previous_file(monkeypatch, tmp
     def fail(*args, **kwargs):
         raise MemoryError("extraction ran out of memory")
 
-    monkeypatch.setattr(kg.concepts, "run_extraction", fail)
+    monkeypatch.setattr(kg.concepts.find, "run_extraction", fail)
     with pytest.raises(MemoryError):
         kg.builder.build([str(other)], out, recognizer=None)
     assert {name: (out / name).read_bytes() for name in before} == before

@@ -182,7 +182,7 @@ def test_seed_output_matches_the_schemas_and_offsets(nlp, seeds, project_root):
 
     import jsonschema
 
-    from kg.concepts import entities_record, resolve_corpus
+    from kg.concepts.find import entities_record, resolve_corpus
     from kg.extract.papers import extract_papers
     from kg.ingest import read_corpus
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from kg.model import Concept, Mention, Paper, PaperEntities
-from kg.propagate import LEXICON_SCORE, LEXICON_SOURCE, build_lexicon, find_matches, propagate, propagate_paper
+from kg.concepts.propagate import LEXICON_SCORE, LEXICON_SOURCE, build_lexicon, find_matches, propagate, propagate_paper
 from kg.model import Resolution
 from kg.text.vocab import Vocabulary
 

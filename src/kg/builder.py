@@ -27,7 +27,7 @@ from kg.util.stages import StageClock
 if TYPE_CHECKING:
     import networkx as nx
 
-    from kg.concepts import CorpusConcepts
+    from kg.concepts.find import CorpusConcepts
     from kg.embed import Embeddings
     from kg.rdf.fragments import TurtleWritten
 
@@ -180,7 +180,7 @@ def _write_outputs(
     `previous` is the generation being replaced (None: make everything from scratch)."""
     progress = clock.progress
     # Extract (spaCy, per paper) → resolve (corpus-wide concepts) → propagate → graph.
-    from kg.concepts import entities_record, find_concepts
+    from kg.concepts.find import entities_record, find_concepts
     from kg.graph import build_graph, save
     from kg.extract.provenance import describe_pipeline
 

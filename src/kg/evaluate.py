@@ -156,7 +156,7 @@ def score(gold: Sequence[GoldDoc], predicted: Sequence[Iterable[Span]], *, gold_
 
 def evaluate_file(path: str | os.PathLike[str], *, mapping: Mapping = "scierc", nlp=None, recognizer: str | None = DEFAULT_RECOGNIZER) -> EvalReport:
     """Run kg's extraction (and resolution) on the gold texts and score it."""
-    from kg.concepts import resolve_corpus
+    from kg.concepts.find import resolve_corpus
     from kg.extract.papers import extract_papers
 
     from kg.extract.pipeline import check_recognizer

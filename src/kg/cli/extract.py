@@ -24,7 +24,7 @@ def extract(inputs: tuple[str, ...], fmt: str, skip_invalid: bool, workers: int 
     paper one JSON line {"id", "title", "entities": [{"start", "end", "text", "label",
     "concept", "role", "source", "score"}]}; offsets index the abstract as given.
     """
-    from kg.concepts import entities_record, find_concepts
+    from kg.concepts.find import entities_record, find_concepts
     from kg.extract.runner import default_workers
     from kg.ingest import read_corpus
 

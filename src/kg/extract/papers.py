@@ -1,7 +1,7 @@
 """Per-paper entity extraction: abstract text → mentions with local keys (no corpus state).
 
 `extract_papers` depends only on each paper's abstract and the pipeline version, so its
-results can be cached per paper and computed in parallel; `kg.resolve.resolve` then
+results can be cached per paper and computed in parallel; `kg.concepts.resolve.resolve` then
 merges them across the corpus into concepts.
 
 Markup is masked before spaCy sees the text (`kg.text.markup.mask_markup`): same length, so

@@ -111,7 +111,7 @@ NAMING_WORDS = frozenset("called named dubbed termed coined namely".split())
 # Subjects of PROPOSE_VERBS that make the sentence about the paper's own contribution.
 SELF_SUBJECTS = frozenset("we paper work study article i".split())
 
-# -- lexicon propagation (`kg.propagate`): which labels are worth finding again ---------------
+# -- lexicon propagation (`kg.concepts.propagate`): which labels are worth finding again ---------------
 
 # Words a name never starts or ends with (function words, and the verbs of an abstract's claims).
 EDGE_WORDS = frozenset(
@@ -198,7 +198,7 @@ SPAN_LEADING_WORDS = frozenset("a an the this these those that such our their it
 
 # Nouns too vague to stand alone as a broader concept ("target domain" → "domain" would tie every
 # paper with a domain together); the generic words above are excluded as well. Used only by the
-# corpus-wide hierarchy (kg.hierarchy), not by extraction.
+# corpus-wide hierarchy (kg.concepts.hierarchy), not by extraction.
 VAGUE_HEADS = frozenset(
     """domain environment distribution space application description scenario scenarios version
     server behavior behaviour setting instance example component element factor aspect level unit type

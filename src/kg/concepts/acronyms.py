@@ -1,5 +1,5 @@
 """Acronyms across a corpus: which expansion an undefined acronym may borrow, and acronyms
-spelled out inside names so that variants merge (no spaCy; used by `kg.resolve`).
+spelled out inside names so that variants merge (no spaCy; used by `kg.concepts.resolve`).
 
 * **Scoped borrowing.** A paper that defines an acronym keeps its own meaning. A paper that
   uses one without defining it borrows the corpus's expansion only when the corpus gives that

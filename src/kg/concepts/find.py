@@ -1,9 +1,9 @@
 """The front half of every build: papers → extractions → concepts → mentions found again.
 
 `find_concepts` runs per-paper extraction (from the cache where it can, the rest on worker
-processes or Dask: `kg.extract.runner`), then the corpus-wide stages in order: `kg.title_roles`
-marks the name a title opens with as proposed, `kg.resolve` merges mentions into concepts,
-`kg.propagate` finds every concept again wherever the corpus names it. `kg build` and `kg extract` both call it, so they report the same mentions.
+processes or Dask: `kg.extract.runner`), then the corpus-wide stages in order: `kg.concepts.title_roles`
+marks the name a title opens with as proposed, `kg.concepts.resolve` merges mentions into concepts,
+`kg.concepts.propagate` finds every concept again wherever the corpus names it. `kg build` and `kg extract` both call it, so they report the same mentions.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from kg.model import DEFAULT_RECOGNIZER, Paper, PaperEntities, PaperExtraction, Progress, Resolution
-from kg.propagate import propagate
-from kg.resolve import resolve
+from kg.concepts.propagate import propagate
+from kg.concepts.resolve import resolve
 from kg.extract.runner import EXTRACT_STAGE, ExtractionStats, run_extraction
 from kg.util.stages import StageClock
-from kg.title_roles import mark_title_names
+from kg.concepts.title_roles import mark_title_names
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Lexicon propagation: find every concept again wherever the corpus names it (no spaCy, fast).
 
 Extraction is per paper and misses things: it finds "graph neural network" in one abstract
-and not in another that says the same words. After `kg.resolve.resolve`, every concept's
+and not in another that says the same words. After `kg.concepts.resolve.resolve`, every concept's
 preferred and alternative labels form a corpus-wide lexicon; this stage looks each abstract
 up in it and adds a `Mention` (role "used", source "lexicon", score `LEXICON_SCORE`) for
 every further occurrence. That gives the graph the links extraction missed, so papers that

@@ -6,7 +6,7 @@ and from the curated vocabulary, so "LLM", "LLMs" and "large language models" be
 concept. A concept's type is the majority type of its mentions; ids look like
 ``method/large-language-model``. Broader concepts come from the vocabulary, from a model
 size or version suffix, a curated term ending the name, a shorter concept ending it and a
-shared head noun (`kg.hierarchy`); they are emitted as concepts even if never mentioned.
+shared head noun (`kg.concepts.hierarchy`); they are emitted as concepts even if never mentioned.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ import functools
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 
-from kg.acronyms import _WORDS, AcronymTable, normalize_key
-from kg.acronyms import is_acronym as _is_acronym
+from kg.concepts.acronyms import _WORDS, AcronymTable, normalize_key
+from kg.concepts.acronyms import is_acronym as _is_acronym
 from kg.util.gcpause import gc_paused
-from kg.hierarchy import infer_broader
+from kg.concepts.hierarchy import infer_broader
 from kg.text.markup import EMPHASIS
 from kg.model import ENTITY_TYPES, Concept, LocalMention, Mention, PaperEntities, PaperExtraction, Resolution
 from kg.util.stages import REPORT_EVERY

@@ -1,0 +1,1 @@
+"""Corpus-wide resolution: mentions → concepts (acronyms, hierarchy, propagation, title roles)."""
