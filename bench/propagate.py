@@ -98,7 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if args.out:
         from kg.graph import build_graph, save
-        from kg.related_work import write_index
+        from kg.related_work.rank import write_index
 
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from kg.errors import KgError
-from kg.related_work import lookup_of, open_index
+from kg.related_work.rank import lookup_of, open_index
 
 
 def wall(command: list[str]) -> float:
@@ -79,7 +79,7 @@ def main() -> int:
     queries = pick_queries(args.graph, args.queries, args.seed)
 
     baseline = [wall([sys.executable, "-c", "pass"]) for _ in range(args.queries * args.repeat)]
-    from kg import embed
+    from kg.related_work import embed
 
     modes = {"": []}
     if embed.load(args.graph, index.paper_ids) is not None:

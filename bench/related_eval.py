@@ -39,9 +39,9 @@ from pathlib import Path
 import numpy as np
 
 import kg
-from kg import embed
-from kg.related_index import SCORING, RelatedIndex
-from kg.related_work import rank
+from kg.related_work import embed
+from kg.related_work.index import SCORING, RelatedIndex
+from kg.related_work.rank import rank
 
 TOP = 10
 BOOTSTRAP = 2000
@@ -108,7 +108,7 @@ def tokenize(text: str, stop: frozenset[str]) -> list[str]:
     return [token for token in re.findall(r"(?u)\b\w\w+\b", text.lower()) if token not in stop]
 
 
-# Scoring variants for --variants (each changes one parameter of kg.related_index.SCORING).
+# Scoring variants for --variants (each changes one parameter of kg.related_work.index.SCORING).
 VARIANTS: dict[str, dict[str, float]] = {
     "old formula (log tf, no broader, no norm)": {"k": 0.0, "broader": 0.0, "b": 0.0},
     "  tf 1 + ln m": {"k": 0.0},

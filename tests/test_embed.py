@@ -1,4 +1,4 @@
-"""Semantic neighbours (`kg build --embed`, kg.embed) and their use in `kg related` and the RDF.
+"""Semantic neighbours (`kg build --embed`, kg.related_work.embed) and their use in `kg related` and the RDF.
 
 Unit tests run on a fake encoder (deterministic vectors, no torch); one session build of the
 seeds runs the real all-MiniLM-L6-v2 from the embed extra, which the test extra installs.
@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import kg
-from kg import embed
+from kg.related_work import embed
 from kg.cli import main
 from kg.errors import ExitCode, ExtraMissing
 from kg.model import Paper
@@ -211,6 +211,6 @@ def test_page_draws_no_similarity_lines(embedded_out):
 
 
 def test_related_work_names_the_embeddings_file_as_kg_embed_does():
-    from kg import related_work
+    from kg.related_work import rank as related_work
 
     assert related_work.EMBED_META_FILE == embed.EMBED_META_FILE

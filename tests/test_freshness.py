@@ -11,7 +11,8 @@ import shutil
 from pathlib import Path
 
 
-from kg import related_work as related, sparql
+from kg import sparql
+from kg.related_work import rank as related
 from kg.graph import GRAPH_FILE, content_id, graph_stamp, save
 
 TITLES = "SELECT ?t WHERE { ?p dcterms:identifier 'p1' ; dcterms:title ?t }"

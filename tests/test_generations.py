@@ -140,7 +140,7 @@ def test_an_older_kg_output_folder_is_migrated_without_a_mixed_moment(tmp_path, 
 def test_readers_read_every_file_from_the_generation_they_resolved(tmp_path, corpora, monkeypatch):
     """`kg related` reads graph.json's stamp and related.idx: if the pointer moves between the
     two reads, both still come from one generation (so the index is used, not found stale)."""
-    import kg.related_work as rel
+    import kg.related_work.rank as rel
 
     a, b = corpora
     out = tmp_path / "out"

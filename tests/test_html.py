@@ -450,10 +450,10 @@ def _random_paper_graph(seed: int) -> nx.DiGraph:
 
 @pytest.mark.parametrize("scoring", [None, {"b": 0.75}, {"k": 0.0, "broader": 0.3, "idf_power": 1.5}])
 def test_batch_ranker_ranks_exactly_as_rank(scoring) -> None:
-    # The page ranks every drawn paper with kg.related_batch; it must be `kg related`'s list.
-    from kg.related_batch import Ranker
-    from kg.related_index import RelatedIndex
-    from kg.related_work import rank
+    # The page ranks every drawn paper with kg.related_work.batch; it must be `kg related`'s list.
+    from kg.related_work.batch import Ranker
+    from kg.related_work.index import RelatedIndex
+    from kg.related_work.rank import rank
 
     index = RelatedIndex.from_graph(_random_paper_graph(7), scoring=scoring)
     ranker = Ranker(index)
@@ -470,9 +470,9 @@ def test_a_concept_no_paper_reaches_does_not_stop_the_page(tmp_path):
     from kg.graph import build_graph
     from kg.html import write_html
     from kg.model import Concept, Mention, Paper, PaperEntities
-    from kg.related_batch import Ranker
-    from kg.related_index import RelatedIndex
-    from kg.related_work import rank
+    from kg.related_work.batch import Ranker
+    from kg.related_work.index import RelatedIndex
+    from kg.related_work.rank import rank
 
     chain = ["method/prompt-tuning", "method/peft", "method/fine-tuning", "method/transfer-learning", "method/machine-learning"]
     concepts = [Concept(id=cid, type="METHOD", pref_label=cid.split("/")[1], broader=tuple(chain[i + 1 : i + 2])) for i, cid in enumerate(chain)]

@@ -19,8 +19,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import kg
-from kg import related_index, related_work as rel
-from kg.lookup import PaperLookup
+from kg.related_work import index as related_index
+from kg.related_work import rank as rel
+from kg.related_work.lookup import PaperLookup
 from kg.cli import main
 from kg.errors import AmbiguousPaper, ExitCode, PaperNotFound
 from kg.graph import GRAPH_FILE, build_graph, content_id, save

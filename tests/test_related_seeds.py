@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import kg
-from kg import related_work as rel
+from kg.related_work import rank as rel
 from kg.cli import main
 
 

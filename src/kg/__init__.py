@@ -8,7 +8,7 @@ Public API (imports are lazy so reading a graph never loads spaCy)::
     kg.build(["seeds/"], "out")           # BuildSummary; every stage, as `kg build` runs them
 
 These are plain functions, imported on first use from the modules that define them
-(`kg.graph`, `kg.related_work`, `kg.builder`, `kg.ingest`); no module is named like them.
+(`kg.graph`, `kg.related_work.rank`, `kg.builder`, `kg.ingest`); no module is named like them.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ __version__ = "0.1.0"
 
 _LAZY = {
     "load": "kg.graph:load",
-    "related": "kg.related_work:related",
+    "related": "kg.related_work.rank:related",
     "build": "kg.builder:build",
     "read_corpus": "kg.ingest:read_corpus",
 }

@@ -28,15 +28,15 @@ if TYPE_CHECKING:
     import networkx as nx
 
     from kg.concepts.find import CorpusConcepts
-    from kg.embed import Embeddings
+    from kg.related_work.embed import Embeddings
     from kg.rdf.fragments import TurtleWritten
 
 PAPERS_FILE = "papers.jsonl"
 ENTITIES_FILE = "entities.jsonl"
 CONCEPTS_FILE = "concepts.jsonl"
-# Every file a build writes (kg.graph, kg.rdf.writers, kg.html, kg.related_work name the last four).
+# Every file a build writes (kg.graph, kg.rdf.writers, kg.html, kg.related_work.rank name the last four).
 OUTPUT_FILES = (PAPERS_FILE, ENTITIES_FILE, CONCEPTS_FILE, "graph.json", "graph.ttl", "graph.html", "related.idx")
-EMBED_FILES = ("embeddings.npy", "embeddings.json")  # with embed only (kg.embed names them)
+EMBED_FILES = ("embeddings.npy", "embeddings.json")  # with embed only (kg.related_work.embed names them)
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,7 @@ def build(
     """Run every stage; `workers` spaCy processes (None: `kg.extract.runner.default_workers`), or a Dask scheduler at `dask_address`
     ("local" starts a LocalCluster). Extraction results are cached in `cache_dir`
     (default ``OUT/cache``) unless `no_cache`. `embed` adds sentence embeddings and each
-    paper's semantic neighbours (`kg.embed`; needs the embed extra)."""
+    paper's semantic neighbours (`kg.related_work.embed`; needs the embed extra)."""
     started = time.perf_counter()
     clock = StageClock(progress)
     out = Path(out_dir)
@@ -105,7 +105,7 @@ def build(
     check_names(out, OUTPUT_FILES + EMBED_FILES)
     check_recognizer(recognizer)  # a bad model folder fails before anything is written
     if embed:
-        from kg.embed import check_available
+        from kg.related_work.embed import check_available
 
         check_available()  # a missing extra fails before anything is written
     lock = OutputLock(out)
@@ -188,7 +188,7 @@ def _write_outputs(
     resolution = found.resolution
     similar, embedded = [], None
     if embed:
-        from kg.embed import EMBED_STAGE, embed_papers, neighbour_links, save as save_embeddings
+        from kg.related_work.embed import EMBED_STAGE, embed_papers, neighbour_links, save as save_embeddings
 
         with clock.stage(EMBED_STAGE, reports_itself=True):
             embedded = embed_papers(papers, cache_dir=cache_dir, progress=progress)
@@ -219,7 +219,7 @@ def _write_outputs(
     with clock.stage("Drawing page"):
         write_html(graph, folder / HTML_FILE)
     # The related-papers index, so `kg related` answers without loading graph.json.
-    from kg.related_work import write_index
+    from kg.related_work.rank import write_index
 
     with clock.stage("Indexing related work"):
         write_index(graph, folder)

@@ -15,7 +15,7 @@ Edges:
 * concept → broader concept, kind="broader"
 * paper → paper, kind="similar": similarity (cosine of the two papers' sentence embeddings,
   4 places), rank (1 = the source's nearest); only with `kg build --embed`, the source's
-  `kg.embed.NEIGHBOURS` nearest papers
+  `kg.related_work.embed.NEIGHBOURS` nearest papers
 
 `load` needs only the standard library and networkx: commands that read a built graph
 never import spaCy (and `content_id` not even networkx). GraphML, the other file format of

@@ -13,7 +13,7 @@ import click
 from kg.cli.common import graph_option, types_option
 
 if TYPE_CHECKING:
-    from kg.related_work import RelatedResult
+    from kg.related_work.rank import RelatedResult
 
 
 @click.command()
@@ -47,7 +47,7 @@ def related(paper: str, top: int, types: tuple[str, ...] | None, graph_dir: str,
 
     --json adds each result's signals: the concept score and the similarity.
     """
-    from kg.related_work import find_related
+    from kg.related_work.rank import find_related
 
     result = find_related(graph_dir, paper, top=top, types=types, use_embeddings=not no_embeddings)
     if as_json:

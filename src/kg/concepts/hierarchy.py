@@ -13,7 +13,7 @@ A concept without a curated broader concept gets one, tried in this order:
 One broader link per concept; chains ("multi-agent optimal stopping" → "optimal stopping" →
 "stopping"?) arise when the shorter concept has its own. Broader concepts that no paper
 mentions are emitted as concepts too, typed by the majority of their narrower concepts.
-`kg related` counts a shared broader concept at a lower weight (`kg.related_work`).
+`kg related` counts a shared broader concept at a lower weight (`kg.related_work.rank`).
 """
 
 from __future__ import annotations

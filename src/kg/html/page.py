@@ -207,8 +207,8 @@ def _panel_data(source: nx.DiGraph, graph: nx.DiGraph, records: list[dict[str, A
     """Fill each drawn paper's ``related`` ([paper, score, [concepts]]), ``more`` (concepts it
     mentions that are not drawn) and ``more_proposed``; returns the extras and the hierarchy
     (narrower, broader) among every concept referred to."""
-    from kg.related_batch import Ranker  # the ranking `kg related` uses, for many papers
-    from kg.related_work import index_of
+    from kg.related_work.batch import Ranker  # the ranking `kg related` uses, for many papers
+    from kg.related_work.rank import index_of
 
     refs = _Refs(source, [record["id"] for record in records], counts)
     index = index_of(source)

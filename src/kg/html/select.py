@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import networkx as nx
 
 from kg.graph import paper_key
-from kg.lookup import PaperLookup
+from kg.related_work.lookup import PaperLookup
 from kg.model import ENTITY_TYPES, parse_types
 
 # Above this many drawn nodes an automatic `min_papers` is raised until the page fits:
@@ -107,7 +107,7 @@ def select_subgraph(
 def _focus_nodes(graph: nx.DiGraph, centre: str, depth: int, wanted: set[str]) -> tuple[set[str], tuple[tuple[str, ...], ...]]:
     """The focus paper, its concepts, and `depth` rounds of related papers with the concepts
     that tie each to the paper it was found from; with the papers each round found, in rank order."""
-    from kg.related_work import index_of, rank  # the ranking `kg related` uses
+    from kg.related_work.rank import index_of, rank  # the ranking `kg related` uses
 
     index = index_of(graph)
     number = {paper_key(pid): n for n, pid in enumerate(index.paper_ids)}

@@ -2,7 +2,7 @@
 
 `kg related`, `kg html --focus` and the library's `kg.related` all find their paper here,
 so one query means the same paper everywhere and a miss gets the same suggestions.
-Papers are numbered in sorted-id order (the order `kg.related_work.RelatedIndex` uses).
+Papers are numbered in sorted-id order (the order `kg.related_work.rank.RelatedIndex` uses).
 """
 
 from __future__ import annotations

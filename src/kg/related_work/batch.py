@@ -1,4 +1,4 @@
-"""Related papers for many query papers at once: what `kg.related_work.rank` returns, faster.
+"""Related papers for many query papers at once: what `kg.related_work.rank.rank` returns, faster.
 
 The HTML page ranks every drawn paper (thousands); `rank` scores each query with a Python
 loop over the postings of its concepts (~10 ms on 35,000 papers). `Ranker` does the same
@@ -15,8 +15,8 @@ from collections.abc import Iterable
 import numpy as np
 
 from kg.model import parse_types
-from kg.related_index import RelatedIndex, _idf, term
-from kg.related_work import RelatedPaper, _result
+from kg.related_work.index import RelatedIndex, _idf, term
+from kg.related_work.rank import RelatedPaper, _result
 
 
 class Ranker:

@@ -3,10 +3,10 @@ build embedded the papers (`kg build --embed`), by how close their abstracts are
 
 Two signals:
 
-* **concepts** (`kg.related_index`): shared concepts weighted by role, saturating mentions,
+* **concepts** (`kg.related_work.index`): shared concepts weighted by role, saturating mentions,
   rarity and length, shared broader concepts at a lower weight. They explain: each shared
   concept is a reason with its share of the score.
-* **embedding** (`kg.embed`): the cosine of the two papers' sentence embeddings. It recalls
+* **embedding** (`kg.related_work.embed`): the cosine of the two papers' sentence embeddings. It recalls
   related work worded differently, and ranks papers sharing no concept at all.
 
 With both, a candidate's score is  (1 - α) · concepts / best concepts  +  α · cosine,  the
@@ -30,15 +30,15 @@ from typing import TYPE_CHECKING, Any
 from kg.errors import GraphNotFound
 from kg.generations import GraphFolder, resolve
 from kg.graph import GRAPH_FILE, graph_stamp  # kg.graph imports networkx only to make graphs
-from kg.lookup import PaperLookup
+from kg.related_work.lookup import PaperLookup
 from kg.model import parse_types
-from kg.related_index import INDEX_FILE, SCORING, RelatedIndex, is_broader, role_of
+from kg.related_work.index import INDEX_FILE, SCORING, RelatedIndex, is_broader, role_of
 
 if TYPE_CHECKING:
     import networkx as nx
     import numpy as np
 
-EMBED_META_FILE = "embeddings.json"  # kg.embed.EMBED_META_FILE, named here so numpy loads only when needed
+EMBED_META_FILE = "embeddings.json"  # kg.related_work.embed.EMBED_META_FILE, named here so numpy loads only when needed
 
 __all__ = ["INDEX_FILE", "SCORING", "Reason", "RelatedIndex", "RelatedPaper", "RelatedResult", "find_related", "related"]
 
@@ -191,7 +191,7 @@ def find_related(
     number = lookup_of(index).find(paper)
     vectors = None
     if use_embeddings and view.file(EMBED_META_FILE).is_file():  # numpy is imported only then
-        from kg import embed
+        from kg.related_work import embed
 
         vectors = embed.load(view.folder, index.paper_ids)
     results = rank(index, number, top=top, types=types, embeddings=vectors)

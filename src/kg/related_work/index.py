@@ -19,7 +19,7 @@ chosen by ``bench/related_eval.py --split tune --variants``, which prints the ot
 
 `kg build` writes the index as ``related.idx`` (a versioned JSON header, then packed arrays,
 mapped at query time), so that `kg related` answers without loading graph.json, networkx
-or spaCy. This module ranks concepts only; `kg.related_work` fuses embeddings and formats results.
+or spaCy. This module ranks concepts only; `kg.related_work.rank` fuses embeddings and formats results.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kg.util.atomic import atomic_open
-from kg.lookup import fold_titles, one_line, paper_id
+from kg.related_work.lookup import fold_titles, one_line, paper_id
 
 if TYPE_CHECKING:  # networkx is imported only by the graph fallback: it costs ~0.4 s
     import networkx as nx
@@ -160,7 +160,7 @@ class RelatedIndex:
         self.lengths = lengths  # each paper's number of concepts of its own (not broader)
         self.scoring = dict(scoring)
         self.mean_length = (sum(lengths) / len(lengths)) if len(lengths) else 1.0
-        # Stored with the index so that `kg.lookup` need not fold every title on each query.
+        # Stored with the index so that `kg.related_work.lookup` need not fold every title on each query.
         self.folded_titles = fold_titles(titles) if folded_titles is None else folded_titles
 
     # -- construction -------------------------------------------------------------------
