@@ -32,7 +32,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from kg import sparql, store as kg_store
+from kg import sparql
+from kg.rdf import store as kg_store
 from kg.rdf import writers
 from kg.graph import load
 

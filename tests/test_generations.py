@@ -174,7 +174,7 @@ def test_a_generation_folder_named_directly_keeps_its_caches_in_the_output_folde
 
 
 def test_sparql_store_cache_lives_outside_generations(tmp_path, corpora):
-    from kg.store import STORE_DIR, open_store
+    from kg.rdf.store import STORE_DIR, open_store
 
     out = tmp_path / "out"
     build([corpora[0]], out, recognizer=None)

@@ -16,7 +16,7 @@ from kg.builder import build
 from kg.generations import current_folder
 from kg.ingest import read_corpus
 from kg.rdf.fragments import FragmentIndex, index_path
-from kg.store import STORE_DIR
+from kg.rdf.store import STORE_DIR
 
 EPOCH = "1767225600"  # SOURCE_DATE_EPOCH: the build time every build here records
 OUTPUTS = ("papers.jsonl", "entities.jsonl", "concepts.jsonl", "graph.json", "graph.ttl", "graph.html", "related.idx", ".graph.ttl.fragments")
@@ -210,7 +210,7 @@ def test_fragment_by_fragment_turtle_is_the_one_stream_turtle(seeds_graph, sampl
 
 
 def test_the_store_is_reloaded_when_much_changed_or_it_holds_another_build(seed_records, tmp_path, pinned_time):
-    from kg.store import open_store
+    from kg.rdf.store import open_store
 
     cache = tmp_path / "cache"
     build([str(_write(tmp_path / "a.jsonl", seed_records[:10]))], tmp_path / "out", cache_dir=cache)
@@ -227,12 +227,12 @@ def test_the_store_is_reloaded_when_much_changed_or_it_holds_another_build(seed_
 
 
 def test_a_failed_store_update_falls_back_to_a_reload(seed_records, tmp_path, pinned_time, monkeypatch):
-    import kg.store
+    import kg.rdf.store
     from kg.rdf.fragments import FragmentDiff
 
     cache = tmp_path / "cache"
     build([str(_write(tmp_path / "a.jsonl", seed_records[:20]))], tmp_path / "out", cache_dir=cache)
-    monkeypatch.setattr(kg.store, "changed_fragments", lambda old, new: FragmentDiff(b"not turtle <", b"", 1, 100))
+    monkeypatch.setattr(kg.rdf.store, "changed_fragments", lambda old, new: FragmentDiff(b"not turtle <", b"", 1, 100))
     again = build([str(_write(tmp_path / "b.jsonl", seed_records[:21]))], tmp_path / "out", cache_dir=cache)
     assert again.store == "loaded"
     fresh = build([str(tmp_path / "b.jsonl")], tmp_path / "fresh", cache_dir=cache)

@@ -1,4 +1,4 @@
-"""kg.rdf and kg.store: the RDF model, IRIs, serialisations, ontology and SHACL shapes.
+"""kg.rdf and kg.rdf.store: the RDF model, IRIs, serialisations, ontology and SHACL shapes.
 
 `sample_graph()` (a conftest.py fixture, shared with the other RDF/SPARQL test modules) is a
 hand-made graph with every concept type, a proposed concept, a broader link, awkward ids and text.
@@ -21,7 +21,7 @@ from rdflib.namespace import RDF, RDFS, XSD
 
 from kg.graph import build_graph, write_graphml
 from kg.rdf import convert, terms, triples, writers
-from kg.store import to_store
+from kg.rdf.store import to_store
 from kg.model import Concept, Mention, Paper, PaperEntities
 
 KG = rdflib.Namespace(terms.KG)

@@ -1,4 +1,4 @@
-"""The Oxigraph store `kg build` leaves next to graph.json (`kg.store.write_store`): current
+"""The Oxigraph store `kg build` leaves next to graph.json (`kg.rdf.store.write_store`): current
 after a build (the first `kg sparql` only opens it), the same triples whether bulk-loaded
 from graph.ttl or streamed from the graph, kept when already current, and an OutputError
 when it cannot be written."""
@@ -11,7 +11,8 @@ from pathlib import Path
 import pyoxigraph as ox
 import pytest
 
-from kg import sparql, store as kg_store
+from kg import sparql
+from kg.rdf import store as kg_store
 from kg.errors import OutputError
 from kg.graph import save
 from kg.rdf.writers import write_rdf

@@ -132,7 +132,7 @@ def build(
         # The Oxigraph store `kg sparql` and `kg serve` open (outside generations, stamped by
         # content): updated from the replaced build's, or bulk-loaded from the new graph.ttl.
         from kg.rdf.writers import TURTLE_FILE
-        from kg.store import STORE_DIR, write_store
+        from kg.rdf.store import STORE_DIR, write_store
 
         with clock.stage("Loading SPARQL store"):
             store = write_store(

@@ -49,7 +49,7 @@ from kg.query_guard import QueryTimedOut, check_query
 from kg.query_pool import PoolBusy, WorkerCrashed, WorkerPool
 from kg.rdf.terms import DEFAULT_BASE, PREFIXES
 from kg.sparql import _oxigraph_syntax_error
-from kg.store import open_store
+from kg.rdf.store import open_store
 
 MAX_BODY = 1_000_000
 ENDPOINT_PATHS = ("/sparql", "/query")

@@ -1,7 +1,7 @@
 """SPARQL over the graph with two backends that return the same rows.
 
 * ``oxigraph`` — a pyoxigraph Store. Over a built folder it is cached on disk next to
-  graph.json (``graph.oxigraph/``, see `kg.store.open_store`), so only the first query
+  graph.json (``graph.oxigraph/``, see `kg.rdf.store.open_store`), so only the first query
   after a build pays for loading; later ones open the store in milliseconds.
 * ``rdflib`` — rdflib's in-memory engine over a Graph built from graph.json. Fine for
   small graphs; slow on millions of triples.
@@ -32,7 +32,7 @@ from kg.query_guard import check_query
 from kg.query_labels import UnmatchedLabel, apply_label_bindings, unmatched
 from kg.rdf.terms import DEFAULT_BASE, PREFIXES
 from kg.rdf.triples import estimated_triples
-from kg.store import open_store, to_store
+from kg.rdf.store import open_store, to_store
 
 if TYPE_CHECKING:  # a query over the cached store never needs networkx (~0.2 s to import)
     import networkx as nx

@@ -4,7 +4,7 @@
 * `kg.rdf.triples` — `triples(graph)`, the one deterministic stream of pyoxigraph triples, and `Iris`;
 * `kg.rdf.writers` — Turtle / N-Triples / JSON-LD files and streams, N-Triples shards, `export`;
 * `kg.rdf.convert` — the same triples as an rdflib Graph (small-graph SPARQL, tests);
-* `kg.store` holds them in a pyoxigraph Store (cached on disk for `kg sparql` / `kg serve`);
+* `kg.rdf.store` holds them in a pyoxigraph Store (cached on disk for `kg sparql` / `kg serve`);
   GraphML, the networkx graph itself, is in `kg.graph`.
 
 This package imports nothing itself, so ``import kg.rdf.terms`` stays light.

@@ -9,7 +9,7 @@ identical to a from-scratch build whatever was reused. The index beside graph.tt
 (``.graph.ttl.fragments``: key, offset, length and CRC-32 of every fragment, in file order)
 says where each fragment's bytes are; a fragment whose bytes fail their CRC is made again.
 `changed_fragments` gives the Turtle of the fragments one build has and another lacks, which
-is how `kg.store` updates the Oxigraph store instead of reloading it.
+is how `kg.rdf.store` updates the Oxigraph store instead of reloading it.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The graph's RDF form as one stream of pyoxigraph triples, in a deterministic order.
 
 `triples(graph)` walks the networkx graph (format in `kg.graph`) sorted, grouped by subject;
-every sink (`kg.rdf.writers`, `kg.store`, `kg.rdf.convert`) consumes this one stream, so
+every sink (`kg.rdf.writers`, `kg.rdf.store`, `kg.rdf.convert`) consumes this one stream, so
 every format and both SPARQL backends hold exactly the same triples. The model is described
 in `kg.rdf`; `Iris` mints the data IRIs, one percent-encoded segment per id (`iri_segment`).
 """
