@@ -32,7 +32,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from kg import sparql
+from kg.sparql import engine as sparql
 from kg.rdf import store as kg_store
 from kg.rdf import writers
 from kg.graph import load

@@ -217,7 +217,7 @@ def _html_sample_graph():
 @pytest.fixture(scope="session")
 def sparql_backends(sample_graph) -> dict:
     """Both SPARQL backends over one ``sample_graph()``: {"rdflib": …, "oxigraph": …}."""
-    from kg import sparql
+    from kg.sparql import engine as sparql
 
     graph = sample_graph()
     return {name: sparql.open_backend(graph, backend=name) for name in ("rdflib", "oxigraph")}

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kg import sparql
+from kg.sparql import engine as sparql
 from kg.cli import main
 from kg.errors import ExitCode, GraphNotFound, InputError, QueryFailed, QuerySyntaxError
 from kg.graph import load, save

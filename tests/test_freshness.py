@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 
-from kg import sparql
+from kg.sparql import engine as sparql
 from kg.related_work import rank as related
 from kg.graph import GRAPH_FILE, content_id, graph_stamp, save
 

@@ -18,7 +18,7 @@ import pytest
 import rdflib
 from rdflib.compare import isomorphic
 
-from kg import sparql
+from kg.sparql import engine as sparql
 from kg.rdf import convert, terms, triples
 from kg.graph import load
 from kg.text.vocab import normalize_key

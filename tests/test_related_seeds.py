@@ -79,7 +79,7 @@ def test_index_equals_graph_on_every_seed(out, graph):
 
 
 def test_sparql_weighted_query_ranks_like_python(out, graph):
-    from kg.sparql import example_queries, query
+    from kg.sparql.engine import example_queries, query
 
     text = example_queries()["related_weighted"]
     plain = rel.RelatedIndex.from_graph(graph, scoring={"k": 0.0, "broader": 0.0, "b": 0.0})

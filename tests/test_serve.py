@@ -16,7 +16,7 @@ import pytest
 from kg.cli import main
 from kg.errors import ExitCode, ServerError
 from kg.graph import save
-from kg.serve import endpoint_url, make_server, serve_in_thread
+from kg.sparql.serve import endpoint_url, make_server, serve_in_thread
 
 QUERY = "SELECT ?id WHERE { ?p a fabio:ResearchPaper ; dcterms:identifier ?id } ORDER BY ?id"
 

@@ -14,7 +14,7 @@ import urllib.request
 import pytest
 
 from kg.graph import save
-from kg.serve import BACKLOG, endpoint_url, make_server, serve_in_thread
+from kg.sparql.serve import BACKLOG, endpoint_url, make_server, serve_in_thread
 
 OK_QUERY = "SELECT (COUNT(*) AS ?n) WHERE { ?p a fabio:ResearchPaper }"
 CROSS = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l }"  # 255^4 rows

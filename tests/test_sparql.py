@@ -1,4 +1,4 @@
-"""kg.sparql and `kg sparql` on the hand-made sample graph: exact rows, both backends."""
+"""kg.sparql.engine and `kg sparql` on the hand-made sample graph: exact rows, both backends."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from kg import sparql
+from kg.sparql import engine as sparql
 from kg.cli import main
 from kg.errors import ExitCode, InputNotFound, QueryFailed, QuerySyntaxError
 from kg.graph import save

@@ -1,4 +1,4 @@
-"""Query text checked before any parser sees it (kg.query_guard), and `kg sparql --timeout`."""
+"""Query text checked before any parser sees it (kg.sparql.guard), and `kg sparql --timeout`."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kg import sparql
+from kg.sparql import engine as sparql
 from kg.cli import main
 from kg.errors import ExitCode, QueryFailed, QuerySyntaxError
 from kg.graph import save
-from kg.query_guard import MAX_DEPTH, QueryRefused, QueryTimedOut, check_query, scan
+from kg.sparql.guard import MAX_DEPTH, QueryRefused, QueryTimedOut, check_query, scan
 
 # Text that may hold brackets, quotes and keywords without counting: (source, what it is).
 INERT = st.sampled_from([

@@ -1,4 +1,4 @@
-"""Label parameters (`kg.query_labels`): a bound label matches through kg:key whatever its
+"""Label parameters (`kg.sparql.labels`): a bound label matches through kg:key whatever its
 case, plural or hyphens, and altLabels count; a label that names nothing is reported with
 close labels (exit 25). Both backends, on the hand-made sample graph."""
 
@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from kg import sparql
+from kg.sparql import engine as sparql
 from kg.cli import main
 from kg.errors import ExitCode
-from kg.query_labels import apply_label_bindings, key_variables
+from kg.sparql.labels import apply_label_bindings, key_variables
 
 BACKENDS = ("rdflib", "oxigraph")
 MUSIQUE = [("MuSiQue", "p1", "HippoRAG: memory", "1"), ("MuSiQue", "p2", 'A study of <b>BERT</b> & "friends"', "1")]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pyoxigraph as ox
 import pytest
 
-from kg import sparql
+from kg.sparql import engine as sparql
 from kg.rdf import store as kg_store
 from kg.errors import OutputError
 from kg.graph import save

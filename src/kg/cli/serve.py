@@ -11,7 +11,7 @@ import click
 from kg.cli.common import base_option, graph_option
 
 F = TypeVar("F", bound=Callable[..., object])
-DEFAULT_TIMEOUT = 10.0  # as kg.serve.DEFAULT_TIMEOUT (not imported: it loads pyoxigraph)
+DEFAULT_TIMEOUT = 10.0  # as kg.sparql.serve.DEFAULT_TIMEOUT (not imported: it loads pyoxigraph)
 
 
 def timeout_option(command: F) -> F:
@@ -47,7 +47,7 @@ def serve(graph_dir: str, host: str, port: int, base: str, timeout: float, worke
     curl -H 'Accept: text/csv' --data-urlencode 'query=SELECT * WHERE { ?s ?p ?o } LIMIT 3' \\
          http://127.0.0.1:7878/sparql
     """
-    from kg.serve import endpoint_url, open_server
+    from kg.sparql.serve import endpoint_url, open_server
 
     def log(line: str) -> None:
         print(line, file=sys.stderr, flush=True)

@@ -11,7 +11,7 @@ import click
 from kg.cli.common import base_option, graph_option
 from kg.cli.serve import allow_service_option, timeout_option
 from kg.errors import ExitCode
-from kg.sparql import BACKENDS, QueryResult, Term
+from kg.sparql.engine import BACKENDS, QueryResult, Term
 
 
 def parse_bind(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, str]:
@@ -50,7 +50,7 @@ def sparql(query_spec: str, graph_dir: str, output_format: str, backend: str, bi
     kg sparql @papers_using_dataset --bind dataset=MuSiQue
     kg sparql 'SELECT (COUNT(*) AS ?n) WHERE { ?p a fabio:ResearchPaper }'
     """
-    from kg.sparql import query, read_query
+    from kg.sparql.engine import query, read_query
 
     text = read_query(query_spec)
     result = query(graph_dir, text, backend=backend, bindings=bindings, base=base, cache=not no_cache, timeout=timeout or None, allow_service=allow_service)

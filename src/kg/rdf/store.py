@@ -1,4 +1,4 @@
-"""The graph in a pyoxigraph Store, for SPARQL (`kg.sparql`) and the endpoint (`kg.serve`).
+"""The graph in a pyoxigraph Store, for SPARQL (`kg.sparql.engine`) and the endpoint (`kg.sparql.serve`).
 
 `to_store` loads the triple stream (`kg.rdf.triples`) into a Store; `open_store` keeps one
 on disk next to graph.json (``graph.oxigraph/``) so only the first query after a build

@@ -360,7 +360,7 @@ def _annotation(iri: str, paper: ox.NamedNode, concept: ox.NamedNode, start: int
 
 def lookup_keys(label: str, alt_labels: Any = ()) -> list[str]:
     """The concept's ``kg:key`` values: `normalize_key` of its label and alt labels, distinct,
-    sorted (a bound label is normalised the same way before it is matched, `kg.sparql`)."""
+    sorted (a bound label is normalised the same way before it is matched, `kg.sparql.engine`)."""
     return sorted({normalize_key(str(text)) for text in (label, *alt_labels)} - {""})
 
 

@@ -4,7 +4,7 @@ pyoxigraph evaluates a query in Rust without ever returning to Python, so neithe
 nor a thread can interrupt it: the only way to stop a runaway query is to end the process
 running it. Two ways of doing that:
 
-* `call_with_timeout` (``kg sparql``, `kg.sparql.query`): fork, run one call in the child, send
+* `call_with_timeout` (``kg sparql``, `kg.sparql.engine.query`): fork, run one call in the child, send
   the pickled result back; past the deadline the child is killed. The child inherits the loaded
   backend (copy-on-write), so this costs a fork (~4 ms), not a reload. Forking a process
   that runs other threads is safe only if the child touches nothing they lock: the child
@@ -33,7 +33,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kg.errors import KgError, QueryFailed
-from kg.query_guard import QueryTimedOut
+from kg.sparql.guard import QueryTimedOut
 
 _HEADER = struct.Struct("!Q")
 
@@ -143,7 +143,7 @@ def _recv_frame(fd: int, timeout: float | None) -> tuple[bool, Any]:
 
 
 def worker_main() -> None:
-    """A worker process (``python -c 'from kg.query_pool import worker_main; worker_main()'``):
+    """A worker process (``python -c 'from kg.sparql.pool import worker_main; worker_main()'``):
     read (opener, handler), run ``state = opener()`` once, then answer ``handler(state, request)``
     for each request frame on stdin, replies on the original stdout (fd 1 then points to stderr,
     so nothing a library prints can corrupt the replies)."""
@@ -172,7 +172,7 @@ class _Worker:
     def __init__(self, opener: Callable[[], Any], handler: Callable[[Any, Any], Any]) -> None:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
         self.process = subprocess.Popen(
-            [sys.executable, "-c", "from kg.query_pool import worker_main; worker_main()"],
+            [sys.executable, "-c", "from kg.sparql.pool import worker_main; worker_main()"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None if os.environ.get("KG_WORKER_DEBUG") else subprocess.DEVNULL, env=env, bufsize=0,
         )
         self.send((opener, handler))

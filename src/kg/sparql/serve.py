@@ -12,9 +12,9 @@ binary), so this is a small `http.server` in front of the cached pyoxigraph Stor
 
 Hostile input stays harmless (`EndpointServer`):
 
-* queries are checked before parsing (`kg.query_guard`: nesting, size; SERVICE refused unless
+* queries are checked before parsing (`kg.sparql.guard`: nesting, size; SERVICE refused unless
   ``allow_service``): ``400``;
-* each query runs in a warm worker process (`kg.query_pool.WorkerPool`) holding its own
+* each query runs in a warm worker process (`kg.sparql.pool.WorkerPool`) holding its own
   read-only store; past ``timeout`` seconds the worker is killed, which stops the work, and
   the client gets ``503``; a worker that crashes is replaced (``500``);
 * connections are served by a fixed number of threads (more waiting ones get ``503``), each
@@ -45,10 +45,10 @@ from urllib.parse import parse_qs, urlsplit
 import pyoxigraph as ox
 
 from kg.errors import KgError, QueryFailed, QuerySyntaxError, ServerError
-from kg.query_guard import QueryTimedOut, check_query
-from kg.query_pool import PoolBusy, WorkerCrashed, WorkerPool
+from kg.sparql.guard import QueryTimedOut, check_query
+from kg.sparql.pool import PoolBusy, WorkerCrashed, WorkerPool
 from kg.rdf.terms import DEFAULT_BASE, PREFIXES
-from kg.sparql import _oxigraph_syntax_error
+from kg.sparql.engine import _oxigraph_syntax_error
 from kg.rdf.store import open_store
 
 MAX_BODY = 1_000_000

@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from kg.query_guard import _TOKEN
+from kg.sparql.guard import _TOKEN
 from kg.text.vocab import normalize_key
 
 KEY_SUFFIX = "Key"

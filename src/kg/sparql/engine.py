@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import pyoxigraph as ox
 
 from kg.errors import InputNotFound, QueryFailed, QuerySyntaxError
-from kg.query_guard import check_query
-from kg.query_labels import UnmatchedLabel, apply_label_bindings, unmatched
+from kg.sparql.guard import check_query
+from kg.sparql.labels import UnmatchedLabel, apply_label_bindings, unmatched
 from kg.rdf.terms import DEFAULT_BASE, PREFIXES
 from kg.rdf.triples import estimated_triples
 from kg.rdf.store import open_store, to_store
@@ -68,11 +68,11 @@ class QueryResult:
     rows: tuple[Row, ...] = ()
     boolean: bool | None = None
     backend: str = field(default="", compare=False)  # which engine answered
-    # bound labels (`kg.query_labels`) that name no concept, when the query returned nothing
+    # bound labels (`kg.sparql.labels`) that name no concept, when the query returned nothing
     unmatched: tuple[UnmatchedLabel, ...] = field(default=(), compare=False)
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        # Rows cross a pipe from the timed child (`kg.query_pool`): as plain tuples they pickle
+        # Rows cross a pipe from the timed child (`kg.sparql.pool`): as plain tuples they pickle
         # ~10x faster than Term objects (0.5 s → 0.05 s for 11k rows).
         rows = [tuple(None if t is None else (t.type, t.value, t.datatype, t.lang) for t in row) for row in self.rows]
         return (_unpack_result, (self.variables, rows, self.boolean, self.backend, self.unmatched))
@@ -131,7 +131,7 @@ def parse_bindings(pairs: Mapping[str, str]) -> dict[str, ox.NamedNode | ox.Lite
 
 
 class _Backend:
-    """What both engines share: label parameters (`kg.query_labels`) around `_run`."""
+    """What both engines share: label parameters (`kg.sparql.labels`) around `_run`."""
 
     name = ""
 
@@ -371,7 +371,7 @@ def query(
 ) -> QueryResult:
     """Run one SPARQL query over a graph or a built folder.
 
-    The text is checked first (`kg.query_guard.check_query`: size, nesting, SERVICE unless
+    The text is checked first (`kg.sparql.guard.check_query`: size, nesting, SERVICE unless
     `allow_service`). With a `timeout` (seconds) the query runs in a forked child that is
     killed past it (`QueryTimedOut`); loading the graph or building the store is not timed.
     """
@@ -379,6 +379,6 @@ def query(
     engine = open_backend(source, backend=backend, base=base, cache=cache)
     if timeout is None:
         return engine.query(text, bindings, allow_service=allow_service)
-    from kg.query_pool import call_with_timeout
+    from kg.sparql.pool import call_with_timeout
 
     return call_with_timeout(partial(engine.query, allow_service=allow_service), text, bindings, timeout=timeout)
