@@ -27,9 +27,9 @@ def main() -> int:
         print(f"gold data not found at {EVAL}", file=sys.stderr)
         return 1
     from kg.cli.eval import render_report
-    from kg.evaluate import evaluate_file
+    from kg.training.evaluate import evaluate_file
     from kg.model import DEFAULT_RECOGNIZER
-    from kg.training import held_out
+    from kg.training.train import held_out
 
     recognizer = DEFAULT_RECOGNIZER if args.model is None else (None if args.model == "none" else args.model)
     with tempfile.TemporaryDirectory() as work:

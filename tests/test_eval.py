@@ -9,7 +9,7 @@ import pytest
 
 from kg.cli import main
 from kg.errors import ExitCode, GoldFormatError
-from kg.evaluate import GoldDoc, load_gold, score
+from kg.training.evaluate import GoldDoc, load_gold, score
 
 FIXTURES = Path(__file__).parent / "fixtures" / "extract"
 

@@ -97,8 +97,8 @@ def test_hold_out_of_a_file_that_is_not_an_input(tmp_path, capsys):
 
 
 def test_held_out_split_is_stable_and_disjoint():
-    from kg.evaluate import load_gold
-    from kg.training import gather
+    from kg.training.evaluate import load_gold
+    from kg.training.train import gather
 
     data = gather([str(GOLD)], hold_out={str(GOLD): 50})
     again = gather([str(GOLD)], hold_out={str(GOLD): 50})
@@ -109,7 +109,7 @@ def test_held_out_split_is_stable_and_disjoint():
 
 def test_an_output_that_is_a_file_is_one_clear_error(tmp_path, capsys):
     from kg.errors import OutputError
-    from kg.training import gather, train
+    from kg.training.train import gather, train
 
     target = tmp_path / "model"
     target.write_text("not a folder")

@@ -22,7 +22,7 @@ def eval_(gold: str, mapping: str, as_json: bool, recognizer: str | None) -> Non
     Reports per type and micro-averaged over METHOD, DATASET, METRIC and TASK; TERM
     (salient scientific terms, SciERC's OtherScientificTerm) is scored apart.
     """
-    from kg.evaluate import evaluate_file
+    from kg.training.evaluate import evaluate_file
 
     report = evaluate_file(gold, mapping=mapping, recognizer=recognizer)  # type: ignore[arg-type]
     if as_json:

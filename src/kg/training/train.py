@@ -36,7 +36,7 @@ from typing import Any
 
 from kg import __version__ as kg_version
 from kg.errors import GoldFormatError, InputNotFound, OutputError
-from kg.evaluate import REPORTED_TYPES, GoldDoc, load_gold, score
+from kg.training.evaluate import REPORTED_TYPES, GoldDoc, load_gold, score
 
 CONFIG = "recognizer.cfg"  # in kg/assets/
 CARD_FILE = "model-card.md"

@@ -1,0 +1,1 @@
+"""Training and evaluating kg's entity recognizer."""
