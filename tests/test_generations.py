@@ -259,3 +259,22 @@ def test_a_folder_where_an_output_link_goes_is_one_error_and_changes_nothing(tmp
             generation.publish()
     assert {k: v for k, v in visible(out).items() if k != "graph.ttl"} == {k: v for k, v in before.items() if k != "graph.ttl"}
     assert kg_entries(out) == sorted(["current", current_generation(out), "lock"])  # no folder left behind
+
+
+def test_clean_stale_removes_store_folders_of_killed_builds_only(tmp_path) -> None:
+    """A build killed while making or swapping the SPARQL store leaves `.graph.oxigraph.<pid>.tmp`
+    (or `.old`): removed once that process is gone, kept while it runs."""
+    import os
+
+    from kg.generations import clean_stale
+
+    (tmp_path / ".kg").mkdir()
+    dead = tmp_path / ".graph.oxigraph.999999999.tmp"
+    swapped = tmp_path / ".graph.oxigraph.999999999.old"
+    running = tmp_path / f".graph.oxigraph.{os.getpid()}.tmp"
+    for folder in (dead, swapped, running):
+        folder.mkdir()
+        (folder / "000001.sst").write_bytes(b"x")
+    removed = clean_stale(tmp_path, ["graph.json"])
+    assert sorted(removed) == sorted([dead, swapped])
+    assert running.is_dir() and not dead.exists() and not swapped.exists()

@@ -47,6 +47,8 @@ LOCK = "lock"
 _GEN, _BUILD = "gen-", "build-"
 # atomic_open's temporary names: ".NAME.<pid>-<random>.tmp"; older kg wrote ".NAME.<random>.tmp".
 _TEMP = re.compile(r"^\.(?P<name>.+)\.(?:(?P<pid>\d+)-)?[a-z0-9_]{8}\.tmp$")
+# kg.rdf.store's working folders: ".NAME.<pid>.tmp" (being built) and ".NAME.<pid>.old" (swapped out).
+_STORE_TEMP = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.(?:tmp|old)$")
 
 
 @dataclass(frozen=True)
@@ -214,6 +216,11 @@ def clean_stale(out: Path, names: Iterable[str]) -> list[Path]:
             removed.append(entry)
     known = set(names)
     for entry in out.iterdir():
+        store_temp = _STORE_TEMP.match(entry.name)
+        if store_temp is not None and entry.is_dir() and not entry.is_symlink() and not _alive(int(store_temp.group("pid"))):
+            _remove(entry)  # a store folder a killed build was making or swapping out
+            removed.append(entry)
+            continue
         match = _TEMP.match(entry.name)
         if match is None or not entry.is_file() or entry.is_symlink():
             continue
