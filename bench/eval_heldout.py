@@ -27,8 +27,8 @@ def main() -> int:
         print(f"gold data not found at {EVAL}", file=sys.stderr)
         return 1
     from kg.cli.eval import render_report
-    from kg.training.evaluate import evaluate_file
     from kg.model import DEFAULT_RECOGNIZER
+    from kg.training.evaluate import evaluate_file
     from kg.training.train import held_out
 
     recognizer = DEFAULT_RECOGNIZER if args.model is None else (None if args.model == "none" else args.model)

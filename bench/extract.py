@@ -62,8 +62,8 @@ def main() -> int:
     import spacy
 
     from kg.extract.papers import extract_papers
-    from kg.model import DEFAULT_RECOGNIZER, Paper
     from kg.extract.pipeline import EXCLUDED, MODEL, default_recognizer, load_pipeline
+    from kg.model import DEFAULT_RECOGNIZER, Paper
 
     texts = load_abstracts(args.n)
     words = sum(len(t.split()) for t in texts)

@@ -23,11 +23,10 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from kg.util.atomic import atomic_open
-from kg.model import Concept, Mention, Paper, PaperEntities
 from kg.concepts.propagate import LEXICON_SOURCE, build_lexicon, propagate
-from kg.model import Resolution
+from kg.model import Concept, Mention, Paper, PaperEntities, Resolution
 from kg.text.vocab import load_vocabulary
+from kg.util.atomic import atomic_open
 
 
 def read_jsonl(path: Path) -> list[dict]:

@@ -34,7 +34,6 @@ import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 import numpy as np
 

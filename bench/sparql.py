@@ -32,10 +32,10 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from kg.sparql import engine as sparql
+from kg.graph import load
 from kg.rdf import store as kg_store
 from kg.rdf import writers
-from kg.graph import load
+from kg.sparql import engine as sparql
 
 
 def timed(fn, *args, **kwargs):

@@ -4,8 +4,8 @@ import warnings
 
 import pytest
 
-from kg.extract.cache import CACHE_FILE, ExtractionCache, _checksum, content_key, valid_extraction
 from kg.errors import CacheError, CacheSetAside, ExitCode
+from kg.extract.cache import CACHE_FILE, ExtractionCache, _checksum, content_key, valid_extraction
 
 MENTION = {
     "start": 0, "end": 4, "text": "BERT", "label": "METHOD", "key": "bert", "vocab": None, "role": "used",

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from kg.sparql import engine as sparql
 from kg.cli import main
 from kg.errors import ExitCode, GraphNotFound, InputError, QueryFailed, QuerySyntaxError
 from kg.graph import load, save
 from kg.ingest import read_corpus
+from kg.sparql import engine as sparql
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "kg"
 CLI_WORDS = re.compile(r"--[a-z]|`kg [a-z]")

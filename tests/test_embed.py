@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 import kg
-from kg.related_work import embed
 from kg.cli import main
 from kg.errors import ExitCode, ExtraMissing
 from kg.model import Paper
+from kg.related_work import embed
 
 
 def fake_encoder(calls: list[int]):

@@ -8,10 +8,10 @@ import networkx as nx
 import pytest
 import rdflib
 
-from kg.rdf import convert
 from kg.cli import main
 from kg.errors import ExitCode
 from kg.graph import save
+from kg.rdf import convert
 
 
 @pytest.fixture()

@@ -9,9 +9,8 @@ from hypothesis import strategies as st
 from kg.extract.components.abbreviations import best_long_form, find_definitions
 from kg.extract.components.coinages import find_coinages, is_coinage
 from kg.extract.papers import extract_papers, extract_text
+from kg.model import Paper, PaperExtraction
 from kg.text.markup import mask_markup
-from kg.model import PaperExtraction
-from kg.model import Paper
 
 TEXT = (
     "Time series anomaly detection (TSAD) matters. We introduce FooBench, a new benchmark for TSAD, "

@@ -37,8 +37,8 @@ ABSTRACTS = {
 
 def current(recognizer: str | None) -> dict:
     from kg.extract.papers import extract_papers
-    from kg.model import Paper
     from kg.extract.pipeline import EXTRACTION_VERSION, pipeline_version
+    from kg.model import Paper
 
     papers = [Paper(id=name, title="", abstract=text) for name, text in ABSTRACTS.items()]
     return {

@@ -10,10 +10,9 @@ import os
 import shutil
 from pathlib import Path
 
-
-from kg.sparql import engine as sparql
-from kg.related_work import rank as related
 from kg.graph import GRAPH_FILE, content_id, graph_stamp, save
+from kg.related_work import rank as related
+from kg.sparql import engine as sparql
 
 TITLES = "SELECT ?t WHERE { ?p dcterms:identifier 'p1' ; dcterms:title ?t }"
 

@@ -90,7 +90,7 @@ def test_a_damaged_fragment_is_made_again(seed_records, tmp_path, pinned_time, d
     count = len(FragmentIndex.load(index_path(turtle)))
     _damage(turtle, [count // 2] if damaged == "one" else list(range(count)))
     again = build([str(_write(tmp_path / "b.jsonl", seed_records[1:21]))], tmp_path / "out", cache_dir=cache)
-    fresh = build([str(tmp_path / "b.jsonl")], tmp_path / "fresh", cache_dir=cache)
+    build([str(tmp_path / "b.jsonl")], tmp_path / "fresh", cache_dir=cache)
     assert _files(tmp_path / "out") == _files(tmp_path / "fresh")
     assert _store_rows(tmp_path / "out") == _store_rows(tmp_path / "fresh")
     if damaged == "one":
@@ -235,7 +235,7 @@ def test_a_failed_store_update_falls_back_to_a_reload(seed_records, tmp_path, pi
     monkeypatch.setattr(kg.rdf.store, "changed_fragments", lambda old, new: FragmentDiff(b"not turtle <", b"", 1, 100))
     again = build([str(_write(tmp_path / "b.jsonl", seed_records[:21]))], tmp_path / "out", cache_dir=cache)
     assert again.store == "loaded"
-    fresh = build([str(tmp_path / "b.jsonl")], tmp_path / "fresh", cache_dir=cache)
+    build([str(tmp_path / "b.jsonl")], tmp_path / "fresh", cache_dir=cache)
     assert _store_rows(tmp_path / "out") == _store_rows(tmp_path / "fresh")
     assert not list((tmp_path / "out").glob(".graph.oxigraph.*"))  # the failed copy is gone
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from kg.ingest.ids import content_hash
 from kg.ingest import read_corpus
+from kg.ingest.ids import content_hash
 from kg.ingest.text import parse_header
 from kg.model import Paper
 

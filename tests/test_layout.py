@@ -82,3 +82,11 @@ def test_tests_import_only_declared_dependencies() -> None:
             if not providers & declared:
                 undeclared[f"{path.name}: {module}"] = sorted(providers)
     assert undeclared == {}
+
+
+def test_ci_lints_with_ruff_before_the_tests() -> None:
+    """ruff (rules E, F, I, B at least, configured in pyproject.toml) runs in .ci/run before pytest."""
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "ruff check src tests bench" in ci and ci.index("ruff check") < ci.index("-m pytest")
+    lint = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["ruff"]["lint"]
+    assert {"E", "F", "I", "B"} <= set(lint["select"])

@@ -6,9 +6,8 @@ import json
 
 import pytest
 
-from kg.model import Concept, Mention, Paper, PaperEntities
 from kg.concepts.propagate import LEXICON_SCORE, LEXICON_SOURCE, build_lexicon, find_matches, propagate, propagate_paper
-from kg.model import Resolution
+from kg.model import Concept, Mention, Paper, PaperEntities, Resolution
 from kg.text.vocab import Vocabulary
 
 NO_VOCABULARY = Vocabulary(entries=(), by_key={}, by_surface={}, by_id={}, digest="")

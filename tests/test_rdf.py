@@ -14,15 +14,16 @@ import networkx as nx
 import pyoxigraph as ox
 import pytest
 import rdflib
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from rdflib import Literal, URIRef
 from rdflib.compare import isomorphic
 from rdflib.namespace import RDF, RDFS, XSD
 
 from kg.graph import build_graph, write_graphml
+from kg.model import Concept, Mention, Paper, PaperEntities
 from kg.rdf import convert, terms, triples, writers
 from kg.rdf.store import to_store
-from kg.model import Concept, Mention, Paper, PaperEntities
 
 KG = rdflib.Namespace(terms.KG)
 DCT = rdflib.Namespace("http://purl.org/dc/terms/")
@@ -304,7 +305,8 @@ def random_graphs(draw) -> nx.DiGraph:
     paper_ids = draw(st.lists(ids, min_size=1, max_size=3, unique=True))
     papers, entities = [], []
     for pid in paper_ids:
-        papers.append(Paper(id=pid, title=draw(texts), abstract=abstract, authors=tuple(draw(st.lists(texts, max_size=2))), venue=draw(st.none() | texts), url=draw(st.none() | texts), year=draw(st.none() | st.integers(1900, 2100))))
+        papers.append(Paper(id=pid, title=draw(texts), abstract=abstract, authors=tuple(draw(st.lists(texts, max_size=2))),
+            venue=draw(st.none() | texts), url=draw(st.none() | texts), year=draw(st.none() | st.integers(1900, 2100))))
         mentions = []
         for cid in draw(st.lists(st.sampled_from(concept_ids), max_size=3)):
             start = draw(st.integers(0, len(abstract) - 1))

@@ -18,9 +18,8 @@ import pytest
 import rdflib
 from rdflib.compare import isomorphic
 
-from kg.sparql import engine as sparql
 from kg.rdf import convert, terms, triples
-from kg.graph import load
+from kg.sparql import engine as sparql
 from kg.text.vocab import normalize_key
 
 pytestmark = pytest.mark.slow
@@ -106,7 +105,8 @@ def _named(node: dict, label: str | None) -> bool:
 def oracle(graph, name: str, bindings: dict[str, str]) -> list[tuple[str, ...]]:
     nodes, papers = graph.nodes, _papers(graph)
     if name == "papers_using_dataset":
-        rows = [(nodes[v]["label"], papers[u]["id"], papers[u]["title"], str(d["mentions"])) for u, v, d in _links(graph) if nodes[v]["type"] == "DATASET" and _named(nodes[v], bindings.get("dataset"))]
+        rows = [(nodes[v]["label"], papers[u]["id"], papers[u]["title"], str(d["mentions"])) for u, v,
+            d in _links(graph) if nodes[v]["type"] == "DATASET" and _named(nodes[v], bindings.get("dataset"))]
         return sorted(rows)
     if name == "hardware_per_paper":
         rows = [(papers[u]["id"], papers[u]["title"], nodes[v]["label"], str(d["mentions"])) for u, v, d in _links(graph) if nodes[v]["type"] == "HARDWARE"]

@@ -16,16 +16,17 @@ from pathlib import Path
 
 import networkx as nx
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import kg
-from kg.related_work import index as related_index
-from kg.related_work import rank as rel
-from kg.related_work.lookup import PaperLookup
 from kg.cli import main
 from kg.errors import AmbiguousPaper, ExitCode, PaperNotFound
 from kg.graph import GRAPH_FILE, build_graph, content_id, save
 from kg.model import Concept, Mention, Paper, PaperEntities
+from kg.related_work import index as related_index
+from kg.related_work import rank as rel
+from kg.related_work.lookup import PaperLookup
 
 TITLES = {
     "p1": "HippoRAG: Neurobiologically Inspired Long-Term Memory for Large Language Models",

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 import kg
-from kg.related_work import rank as rel
 from kg.cli import main
+from kg.related_work import rank as rel
 
 
 @pytest.fixture(scope="module")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kg.model import Definition, LocalMention, PaperExtraction
 from kg.concepts.resolve import resolve
+from kg.model import Definition, LocalMention, PaperExtraction
 from kg.text.vocab import concept_id, normalize_key
 
 
@@ -152,8 +152,8 @@ def test_names_that_differ_by_a_spelled_out_acronym_merge():
 
 
 def test_the_name_a_title_opens_with_is_proposed():
-    from kg.model import Paper
     from kg.concepts.title_roles import mark_title_names, title_name
+    from kg.model import Paper
 
     assert [title_name(t) for t in ("Glow: Generative Flow with Invertible 1x1 Convolutions", "HippoRAG 2: From RAG to Memory",
                                     "KAN-AD: Time Series Anomaly Detection", "Towards Robust X: a study", "Deep Learning: A Survey",

@@ -9,10 +9,10 @@ import sys
 
 import pytest
 
-from kg.sparql import engine as sparql
 from kg.cli import main
 from kg.errors import ExitCode, InputNotFound, QueryFailed, QuerySyntaxError
 from kg.graph import save
+from kg.sparql import engine as sparql
 
 BACKENDS = ("rdflib", "oxigraph")
 

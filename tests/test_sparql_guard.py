@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kg.sparql import engine as sparql
 from kg.cli import main
 from kg.errors import ExitCode, QueryFailed, QuerySyntaxError
 from kg.graph import save
+from kg.sparql import engine as sparql
 from kg.sparql.guard import MAX_DEPTH, QueryRefused, QueryTimedOut, check_query, scan
 
 # Text that may hold brackets, quotes and keywords without counting: (source, what it is).

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from kg.sparql import engine as sparql
 from kg.cli import main
 from kg.errors import ExitCode
+from kg.sparql import engine as sparql
 from kg.sparql.labels import apply_label_bindings, key_variables
 
 BACKENDS = ("rdflib", "oxigraph")

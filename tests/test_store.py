@@ -11,11 +11,11 @@ from pathlib import Path
 import pyoxigraph as ox
 import pytest
 
-from kg.sparql import engine as sparql
-from kg.rdf import store as kg_store
 from kg.errors import OutputError
 from kg.graph import save
+from kg.rdf import store as kg_store
 from kg.rdf.writers import write_rdf
+from kg.sparql import engine as sparql
 
 
 def quads(store: ox.Store) -> set[ox.Quad]:

@@ -18,18 +18,18 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from kg.util.atomic import atomic_open, check_output_dir, make_output_dir
 from kg.generations import Generation, OutputLock, check_names, clean_stale, current_folder, unlink_missing
 from kg.ingest import PROGRESS_STAGE, read_corpus
 from kg.model import DEFAULT_RECOGNIZER, Paper, Progress
+from kg.util.atomic import atomic_open, check_output_dir, make_output_dir
 from kg.util.stages import StageClock
 
 if TYPE_CHECKING:
     import networkx as nx
 
     from kg.concepts.find import CorpusConcepts
-    from kg.related_work.embed import Embeddings
     from kg.rdf.fragments import TurtleWritten
+    from kg.related_work.embed import Embeddings
 
 PAPERS_FILE = "papers.jsonl"
 ENTITIES_FILE = "entities.jsonl"
@@ -131,8 +131,8 @@ def build(
             unlink_missing(out, EMBED_FILES)
         # The Oxigraph store `kg sparql` and `kg serve` open (outside generations, stamped by
         # content): updated from the replaced build's, or bulk-loaded from the new graph.ttl.
-        from kg.rdf.writers import TURTLE_FILE
         from kg.rdf.store import STORE_DIR, write_store
+        from kg.rdf.writers import TURTLE_FILE
 
         with clock.stage("Loading SPARQL store"):
             store = write_store(
@@ -181,14 +181,15 @@ def _write_outputs(
     progress = clock.progress
     # Extract (spaCy, per paper) → resolve (corpus-wide concepts) → propagate → graph.
     from kg.concepts.find import entities_record, find_concepts
-    from kg.graph import build_graph, save
     from kg.extract.provenance import describe_pipeline
+    from kg.graph import build_graph, save
 
     found = find_concepts(papers, cache_dir=cache_dir, workers=workers, dask_address=dask_address, recognizer=recognizer, clock=clock)
     resolution = found.resolution
     similar, embedded = [], None
     if embed:
-        from kg.related_work.embed import EMBED_STAGE, embed_papers, neighbour_links, save as save_embeddings
+        from kg.related_work.embed import EMBED_STAGE, embed_papers, neighbour_links
+        from kg.related_work.embed import save as save_embeddings
 
         with clock.stage(EMBED_STAGE, reports_itself=True):
             embedded = embed_papers(papers, cache_dir=cache_dir, progress=progress)
@@ -206,7 +207,8 @@ def _write_outputs(
         save(graph, folder)
     # RDF: fragment by fragment through pyoxigraph, the previous build's unchanged fragments
     # copied (`kg.rdf.fragments`); the same triples as every other export (schemas/shapes.ttl).
-    from kg.rdf.fragments import STAGE as TURTLE_STAGE, write_turtle
+    from kg.rdf.fragments import STAGE as TURTLE_STAGE
+    from kg.rdf.fragments import write_turtle
     from kg.rdf.writers import TURTLE_FILE
 
     with clock.stage(TURTLE_STAGE, reports_itself=True):

@@ -37,9 +37,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from kg.util.atomic import output_errors
 from kg.errors import OutputError, OutputLocked
 from kg.graph import GRAPH_FILE, content_id
+from kg.util.atomic import output_errors
 
 KG_DIR = ".kg"
 CURRENT = "current"

@@ -32,9 +32,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from kg.util.atomic import atomic_open, open_output, output_errors
 from kg.errors import GraphNotFound
 from kg.model import Concept, Paper, PaperEntities
+from kg.util.atomic import atomic_open, open_output, output_errors
 
 if TYPE_CHECKING:  # networkx is imported where a graph is made, keeping `content_id` light
     import networkx as nx

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from kg.cli.common import model_option, workers_option, progress_reporter
+from kg.cli.common import model_option, progress_reporter, workers_option
 
 if TYPE_CHECKING:
     from kg.builder import BuildSummary
@@ -26,7 +26,11 @@ SKIPPED_SHOWN = 20  # the summary lists this many skipped records, then counts t
 @click.option("--dask", "dask_address", metavar="ADDRESS", default=None, help="Run extraction on a Dask cluster: a scheduler address (tcp://host:8786) or 'local'.")
 @model_option
 @click.option("--timings", is_flag=True, help="After the summary, the wall time of every stage (where a build spends its time).")
-@click.option("--embed", is_flag=True, help="Also embed every title + abstract (all-MiniLM-L6-v2, CPU) for semantic neighbours in `kg related`, the RDF and the page; needs the embed extra: pip install 'kg[embed]'.")
+@click.option(
+    "--embed", is_flag=True,
+    help="Also embed every title + abstract (all-MiniLM-L6-v2, CPU) for semantic neighbours in `kg related`, the RDF and the page; "
+    "needs the embed extra: pip install 'kg[embed]'.",
+)
 def build(
     inputs: tuple[str, ...],
     out_dir: str,

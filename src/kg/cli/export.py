@@ -13,14 +13,16 @@ from kg.rdf.terms import EXPORT_FORMATS
 
 @click.command()
 @graph_option
-@click.option("-f", "--format", "output_format", type=click.Choice(EXPORT_FORMATS), default="ttl", show_default=True, help="ttl, nt (N-Triples), jsonld (expanded JSON-LD) or graphml (the networkx graph).")
+@click.option("-f", "--format", "output_format", type=click.Choice(EXPORT_FORMATS), default="ttl", show_default=True,
+    help="ttl, nt (N-Triples), jsonld (expanded JSON-LD) or graphml (the networkx graph).")
 @click.option("-o", "--output", default=None, help="Output file (default GRAPH/graph.EXT; - for stdout). With --shards, the name the shard files are derived from.")
 @click.option("--shards", type=click.IntRange(min=1), default=None, help="Split N-Triples over N files NAME-0000i-of-0000N.nt (for a triple store's parallel bulk load).")
 @base_option
 def export(graph_dir: str, output_format: str, output: str | None, shards: int | None, base: str) -> None:
     """Export the graph in GRAPH as RDF or GraphML (written atomically)."""
     from kg.graph import load
-    from kg.rdf.writers import export as run_export, write_stream
+    from kg.rdf.writers import export as run_export
+    from kg.rdf.writers import write_stream
 
     if shards is not None and output_format != "nt":
         raise click.UsageError(f"--shards needs --format nt (got {output_format})")

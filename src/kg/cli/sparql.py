@@ -65,7 +65,7 @@ def format_json(result: QueryResult) -> str:
     """SPARQL 1.1 Query Results JSON Format."""
     if result.boolean is not None:
         return json.dumps({"head": {}, "boolean": result.boolean}, ensure_ascii=False) + "\n"
-    bindings = [{name: _json_term(term) for name, term in zip(result.variables, row) if term is not None} for row in result.rows]
+    bindings = [{name: _json_term(term) for name, term in zip(result.variables, row, strict=True) if term is not None} for row in result.rows]
     return json.dumps({"head": {"vars": list(result.variables)}, "results": {"bindings": bindings}}, ensure_ascii=False, indent=1) + "\n"
 
 
@@ -105,9 +105,9 @@ def format_table(result: QueryResult) -> str:
     header = list(result.variables)
     cells = [[_table_value(term) for term in row] for row in result.rows]
     widths = [max([len(name)] + [len(row[i]) for row in cells]) for i, name in enumerate(header)]
-    lines = ["  ".join(name.ljust(w) for name, w in zip(header, widths)).rstrip()]
+    lines = ["  ".join(name.ljust(w) for name, w in zip(header, widths, strict=True)).rstrip()]
     lines.append("  ".join("-" * w for w in widths))
-    lines.extend("  ".join(value.ljust(w) for value, w in zip(row, widths)).rstrip() for row in cells)
+    lines.extend("  ".join(value.ljust(w) for value, w in zip(row, widths, strict=True)).rstrip() for row in cells)
     lines.append(f"({len(cells)} row{'s' if len(cells) != 1 else ''}, {result.backend})")
     return "\n".join(lines) + "\n"
 

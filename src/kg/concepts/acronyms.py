@@ -15,7 +15,6 @@ spelled out inside names so that variants merge (no spaCy; used by `kg.concepts.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping

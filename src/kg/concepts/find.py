@@ -13,12 +13,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kg.model import DEFAULT_RECOGNIZER, Paper, PaperEntities, PaperExtraction, Progress, Resolution
 from kg.concepts.propagate import propagate
 from kg.concepts.resolve import resolve
-from kg.extract.runner import EXTRACT_STAGE, ExtractionStats, run_extraction
-from kg.util.stages import StageClock
 from kg.concepts.title_roles import mark_title_names
+from kg.extract.runner import EXTRACT_STAGE, ExtractionStats, run_extraction
+from kg.model import DEFAULT_RECOGNIZER, Paper, PaperEntities, PaperExtraction, Progress, Resolution
+from kg.util.stages import StageClock
 
 
 @dataclass(frozen=True)

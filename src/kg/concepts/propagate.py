@@ -36,19 +36,18 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from itertools import accumulate
-from operator import add, itemgetter
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
+from operator import add, itemgetter
 
-from kg.text.vocab import is_acronym, normalize_key
-from kg.util.gcpause import gc_paused
-from kg.text.markup import mask_markup
 from kg.model import Concept, EntityType, Mention, Paper, PaperEntities, Resolution
-from kg.util.stages import REPORT_EVERY
-from kg.text.vocab import Vocabulary, load_vocabulary, singularize
+from kg.text.markup import mask_markup
+from kg.text.vocab import Vocabulary, is_acronym, load_vocabulary, normalize_key, singularize
 from kg.text.words import ADVERB_ENDINGS, EDGE_WORDS, FIRST_WORD_STOP, GENERIC_WORDS, NAME_SUFFIXES
+from kg.util.gcpause import gc_paused
+from kg.util.stages import REPORT_EVERY
 
 LEXICON_SOURCE = "lexicon"
 LEXICON_SCORE = 0.5  # below every extractor's score: found by string match alone, no context
@@ -123,14 +122,14 @@ class _Words:
                 if ("'" in word or "’" in word) and word.endswith(_POSSESSIVE) and len(word) > 2:
                     texts[k], gaps[k] = word[:-2], ""  # "BERT's model": BERT, and no name runs on
         # Joined to the next word: a gap of spaces or one hyphen, and the next word right after it.
-        joined = [gap != "" and not skip and "\n\n" not in gap for gap, skip in zip(gaps, skipped[1:])]
+        joined = [gap != "" and not skip and "\n\n" not in gap for gap, skip in zip(gaps, skipped[1:], strict=False)]
         joined.append(False)
         self.starts = starts
         self.ends = list(map(add, starts, map(len, texts)))
         self.texts = texts
         self.lowers = list(map(str.lower, texts)) if text.isascii() else [unicodedata.normalize("NFKC", w).lower() for w in texts]
         self.joined = joined
-        self.hyphened = [j and gap in _HYPHENS for j, gap in zip(joined, gaps)]
+        self.hyphened = [j and gap in _HYPHENS for j, gap in zip(joined, gaps, strict=False)]
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -165,7 +164,7 @@ def _worth_looking_for(words: _Words, *, exact: bool, curated: bool) -> bool:
         return False
     if all(w in GENERIC_WORDS or w in EDGE_WORDS or _singular(w) in GENERIC_WORDS or w.isdigit() for w in lowers):
         return False
-    spaced = any(joined and not hyphened for joined, hyphened in zip(words.joined[:-1], words.hyphened[:-1]))
+    spaced = any(joined and not hyphened for joined, hyphened in zip(words.joined[:-1], words.hyphened[:-1], strict=True))
     return spaced or curated  # one ordinary word ("pre-trained" too) is too often not the concept
 
 
@@ -271,7 +270,7 @@ def find_matches(
     # Words some entry starts with (or with their singular); one pass, most words drop out here.
     starting = [
         i
-        for i, (lower, word) in enumerate(zip(lowers, texts))
+        for i, (lower, word) in enumerate(zip(lowers, texts, strict=True))
         if lower in phrase_starts
         or word in exact_starts
         or (lower[-1] == "s" and (_singular(lower) in phrase_starts or _exact(word) in exact_starts))

@@ -17,12 +17,12 @@ from collections.abc import Callable, Iterable
 
 from kg.concepts.acronyms import _WORDS, AcronymTable, normalize_key
 from kg.concepts.acronyms import is_acronym as _is_acronym
-from kg.util.gcpause import gc_paused
 from kg.concepts.hierarchy import infer_broader
-from kg.text.markup import EMPHASIS
 from kg.model import ENTITY_TYPES, Concept, LocalMention, Mention, PaperEntities, PaperExtraction, Resolution
-from kg.util.stages import REPORT_EVERY
+from kg.text.markup import EMPHASIS
 from kg.text.vocab import VocabEntry, Vocabulary, concept_id, load_vocabulary
+from kg.util.gcpause import gc_paused
+from kg.util.stages import REPORT_EVERY
 
 MAX_ALT_LABELS = 25
 

@@ -16,8 +16,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
-from kg.text.markup import mask_markup
 from kg.model import EntityType, LocalMention, Paper, PaperExtraction
+from kg.text.markup import mask_markup
 from kg.text.vocab import normalize_key
 from kg.text.words import HEAD_TYPES, TITLE_OPENERS
 

@@ -14,8 +14,8 @@ from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
-from kg.text.markup import mask_markup
 from kg.model import DEFAULT_RECOGNIZER, Definition, LocalMention, Paper, PaperExtraction
+from kg.text.markup import mask_markup
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -50,7 +50,7 @@ def doc_to_extraction(paper_id: str, abstract: str, doc: Doc) -> PaperExtraction
                 sent_end=last.end_char,
             )
         )
-    definitions = tuple(sorted({Definition(s, l, lab) for s, l, lab in doc._.kg_definitions}, key=lambda d: (d.short, d.long)))
+    definitions = tuple(sorted({Definition(short, long, lab) for short, long, lab in doc._.kg_definitions}, key=lambda d: (d.short, d.long)))
     return PaperExtraction(paper_id, tuple(mentions), definitions)
 
 

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from kg.extract.components import COMPONENTS, RECOGNIZER
-from kg.model import DEFAULT_RECOGNIZER
 from kg.extract.pipeline import EXCLUDED, MODEL, _recognizer_meta, _recognizer_path, pipeline_version
+from kg.model import DEFAULT_RECOGNIZER
 
 
 def _model_meta(model: str) -> dict[str, Any] | None:

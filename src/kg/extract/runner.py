@@ -17,8 +17,8 @@ from itertools import islice
 
 from kg.extract.cache import ExtractionCache, content_key
 from kg.extract.papers import extract_papers
-from kg.model import DEFAULT_RECOGNIZER, Paper, PaperExtraction, Progress
 from kg.extract.pipeline import check_recognizer, pipeline_version
+from kg.model import DEFAULT_RECOGNIZER, Paper, PaperExtraction, Progress
 
 EXTRACT_STAGE = "Extracting entities"
 CACHE_DIR = "cache"  # inside the output folder unless --cache says otherwise

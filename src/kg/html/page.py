@@ -37,11 +37,11 @@ from urllib.parse import urlsplit
 
 import networkx as nx
 
-from kg.util.atomic import output_errors, write_text
-from kg.util.gcpause import gc_paused
 from kg.graph import concept_key, paper_key
 from kg.html.regions import OTHER_COLOR, Region, find_regions, focus_layout, layout
 from kg.html.select import AUTO_MAX_NODES, concept_paper_counts, select_subgraph
+from kg.util.atomic import output_errors, write_text
+from kg.util.gcpause import gc_paused
 
 HTML_FILE = "graph.html"
 TEMPLATE = "graph.html.j2"  # in kg/assets/, beside graph.js and graph.css
@@ -267,7 +267,8 @@ def vis_options(*, nodes: int, edges: int) -> dict[str, Any]:
     groups = {
         name: {
             "shape": style["shape"],
-            "color": {"background": style["color"], "border": "#ffffff", "highlight": {"background": style["color"], "border": "#111827"}, "hover": {"background": style["color"], "border": "#111827"}},
+            "color": {"background": style["color"], "border": "#ffffff", "highlight": {"background": style["color"], "border": "#111827"},
+                "hover": {"background": style["color"], "border": "#111827"}},
         }
         for name, style in GROUPS.items()
     }

@@ -161,7 +161,8 @@ def layout(graph: nx.DiGraph, *, regions: Iterable[Region] = (), seed: int = 0) 
     anchors = [(n + 1 + r, centre) for r in range(len(regions))]
     ig = igraph.Graph(n=n + 1 + len(regions), edges=edges + ties + pulls + anchors)
     home = {**concept_region, **region_of}
-    weights = [1.0 if home.get(a, -1) == home.get(b, -2) or not regions else ACROSS for a, b in edges] + [GRAVITY] * n + [REGION_PULL if i in region_of else 1.0 for i, _ in pulls] + [GRAVITY] * len(anchors)
+    weights = [1.0 if home.get(a, -1) == home.get(b, -2) or not regions else ACROSS for a,
+        b in edges] + [GRAVITY] * n + [REGION_PULL if i in region_of else 1.0 for i, _ in pulls] + [GRAVITY] * len(anchors)
     # Deterministic start: region centres on a wide spiral (largest first), every node on a
     # small spiral around its region's centre (or the middle), and a private RNG.
     spread = math.sqrt(n) * 0.6

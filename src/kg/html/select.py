@@ -8,8 +8,8 @@ from dataclasses import dataclass
 import networkx as nx
 
 from kg.graph import paper_key
-from kg.related_work.lookup import PaperLookup
 from kg.model import ENTITY_TYPES, parse_types
+from kg.related_work.lookup import PaperLookup
 
 # Above this many drawn nodes an automatic `min_papers` is raised until the page fits:
 # vis-network draws ~5,000 nodes with physics off in a few seconds on a laptop-class CPU.

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from kg.ingest import ids
 from kg.errors import DecodeFailed, EmptyAbstract, MalformedRecord, RecordTooLarge
+from kg.ingest import ids
 from kg.ingest.titles import derive_title
 from kg.model import Paper
 

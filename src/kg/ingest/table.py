@@ -55,4 +55,4 @@ def read_table(text: str, *, path: str, delimiter: str) -> Iterator[RawRecord | 
                 f"row has {len(row)} fields but the header has {len(names)} (an unquoted delimiter in a value?)", path=path, line=line
             )
             continue
-        yield RawRecord(line, dict(zip(names, row)))
+        yield RawRecord(line, dict(zip(names, row, strict=False)))

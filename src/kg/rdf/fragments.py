@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING
 
 import pyoxigraph as ox
 
-from kg.util.atomic import atomic_open, open_output, output_errors
 from kg.rdf.terms import DEFAULT_BASE, PREFIXES
 from kg.rdf.triples import fragments
+from kg.util.atomic import atomic_open, open_output, output_errors
 
 if TYPE_CHECKING:
     import networkx as nx

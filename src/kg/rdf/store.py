@@ -11,19 +11,19 @@ import contextlib
 import json
 import os
 import shutil
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Literal
 
 import pyoxigraph as ox
 
-from kg.util.atomic import output_errors
 from kg.generations import GraphFolder, resolve
 from kg.graph import GRAPH_FILE, graph_stamp, load
 from kg.rdf.fragments import changed_fragments
 from kg.rdf.terms import DEFAULT_BASE, RDF_MODEL_VERSION
 from kg.rdf.triples import triples
+from kg.util.atomic import output_errors
 
 if TYPE_CHECKING:
     import networkx as nx

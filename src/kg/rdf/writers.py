@@ -18,11 +18,11 @@ from typing import IO, TYPE_CHECKING
 
 import pyoxigraph as ox
 
-from kg.util.atomic import open_output, output_errors
 from kg.errors import OutputError
 from kg.graph import serialize_graphml, write_graphml
 from kg.rdf.terms import DEFAULT_BASE, EXPORT_FORMATS, PREFIXES, ExportFormat, RdfFormat
 from kg.rdf.triples import triples
+from kg.util.atomic import open_output, output_errors
 
 if TYPE_CHECKING:
     import networkx as nx

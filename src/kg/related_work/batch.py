@@ -59,7 +59,7 @@ class Ranker:
             keep = scores >= np.partition(scores, len(found) - top)[len(found) - top]
             found, scores = found[keep], scores[keep]
         ids = self.ids
-        best = sorted(zip((-scores).tolist(), (ids[c] for c in found.tolist()), found.tolist()))[:top]
+        best = sorted(zip((-scores).tolist(), (ids[c] for c in found.tolist()), found.tolist(), strict=True))[:top]
         return [_result(index, n, -negative, terms, -negative, None) for negative, _, n in best]
 
     def _dots(self, paper: int, terms: dict[int, tuple[float, int, float]]) -> tuple[np.ndarray, np.ndarray]:

@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from kg.util.atomic import atomic_open
 from kg.errors import ExtraMissing
 from kg.model import Paper, Progress
+from kg.util.atomic import atomic_open
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 DIMENSIONS = 384

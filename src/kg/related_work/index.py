@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kg.util.atomic import atomic_open
 from kg.related_work.lookup import fold_titles, one_line, paper_id
+from kg.util.atomic import atomic_open
 
 if TYPE_CHECKING:  # networkx is imported only by the graph fallback: it costs ~0.4 s
     import networkx as nx
@@ -188,7 +188,7 @@ class RelatedIndex:
                         up.setdefault(concept_number[source], []).append(concept_number[target])
 
         by_paper: list[list[tuple[int, int]]] = []
-        for p, own in enumerate(direct):
+        for own in direct:
             lifted: dict[int, int] = {}  # broader concept → the strongest code reaching it
             frontier = [(concept, code) for concept, code in own.items() if concept in up]  # the rest lift nothing
             for _ in range(BROADER_DEPTH if scoring["broader"] else 0):
@@ -306,7 +306,7 @@ class RelatedIndex:
         total, scoring, power = len(self.paper_ids), self.scoring, self.scoring["idf_power"]
         terms = {}
         start, end = self.paper_ptr[paper], self.paper_ptr[paper + 1]
-        for concept, code in zip(self.paper_concepts[start:end], self.paper_codes[start:end]):
+        for concept, code in zip(self.paper_concepts[start:end], self.paper_codes[start:end], strict=False):
             if allowed is not None and self.concept_types[concept] not in allowed:
                 continue
             idf = _idf(total, self.concept_ptr[concept + 1] - self.concept_ptr[concept], power)
@@ -325,7 +325,7 @@ class RelatedIndex:
             products: dict[int, float] = {}  # candidate's posting code -> weight product (few codes)
             get = dots.get
             # The hot loop (a common concept has thousands of papers): keep it minimal.
-            for candidate, candidate_code in zip(self.concept_papers[c_start:c_end], self.concept_codes[c_start:c_end]):
+            for candidate, candidate_code in zip(self.concept_papers[c_start:c_end], self.concept_codes[c_start:c_end], strict=False):
                 product = products.get(candidate_code)
                 if product is None:
                     both_broader = query_broader and candidate_code & 2

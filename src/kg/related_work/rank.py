@@ -30,9 +30,9 @@ from typing import TYPE_CHECKING, Any
 from kg.errors import GraphNotFound
 from kg.generations import GraphFolder, resolve
 from kg.graph import GRAPH_FILE, graph_stamp  # kg.graph imports networkx only to make graphs
-from kg.related_work.lookup import PaperLookup
 from kg.model import parse_types
 from kg.related_work.index import INDEX_FILE, SCORING, RelatedIndex, is_broader, role_of
+from kg.related_work.lookup import PaperLookup
 
 if TYPE_CHECKING:
     import networkx as nx

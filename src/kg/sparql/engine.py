@@ -28,11 +28,11 @@ from typing import TYPE_CHECKING, Any, Literal
 import pyoxigraph as ox
 
 from kg.errors import InputNotFound, QueryFailed, QuerySyntaxError
-from kg.sparql.guard import check_query
-from kg.sparql.labels import UnmatchedLabel, apply_label_bindings, unmatched
+from kg.rdf.store import open_store, to_store
 from kg.rdf.terms import DEFAULT_BASE, PREFIXES
 from kg.rdf.triples import estimated_triples
-from kg.rdf.store import open_store, to_store
+from kg.sparql.guard import check_query
+from kg.sparql.labels import UnmatchedLabel, apply_label_bindings, unmatched
 
 if TYPE_CHECKING:  # a query over the cached store never needs networkx (~0.2 s to import)
     import networkx as nx
@@ -270,8 +270,8 @@ class RdflibBackend(_Backend):
     def _run(self, text: str, bindings: Mapping[str, str], *, allow_service: bool = False) -> QueryResult:
         check_query(text, allow_service=allow_service)  # rdflib follows SERVICE too
         import rdflib
-        from rdflib.plugins.sparql import prepareQuery
         from pyparsing import ParseException
+        from rdflib.plugins.sparql import prepareQuery
 
         from kg.rdf.convert import to_rdflib_term
 

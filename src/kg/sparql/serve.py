@@ -45,11 +45,11 @@ from urllib.parse import parse_qs, urlsplit
 import pyoxigraph as ox
 
 from kg.errors import KgError, QueryFailed, QuerySyntaxError, ServerError
-from kg.sparql.guard import QueryTimedOut, check_query
-from kg.sparql.pool import PoolBusy, WorkerCrashed, WorkerPool
+from kg.rdf.store import open_store
 from kg.rdf.terms import DEFAULT_BASE, PREFIXES
 from kg.sparql.engine import _oxigraph_syntax_error
-from kg.rdf.store import open_store
+from kg.sparql.guard import QueryTimedOut, check_query
+from kg.sparql.pool import PoolBusy, WorkerCrashed, WorkerPool
 
 MAX_BODY = 1_000_000
 ENDPOINT_PATHS = ("/sparql", "/query")
@@ -214,7 +214,10 @@ class EndpointServer(socketserver.TCPServer):
     allow_reuse_address = True
     request_queue_size = BACKLOG
 
-    def __init__(self, address: tuple[str, int], pool: WorkerPool, *, query_timeout: float, io_timeout: float = IO_TIMEOUT, threads: int = THREADS, allow_service: bool = False, log: Log | None = None) -> None:
+    def __init__(
+        self, address: tuple[str, int], pool: WorkerPool, *, query_timeout: float, io_timeout: float = IO_TIMEOUT,
+        threads: int = THREADS, allow_service: bool = False, log: Log | None = None,
+    ) -> None:
         self.pool, self.query_timeout, self.io_timeout = pool, query_timeout, io_timeout
         self.allow_service = allow_service
         self._log = log
@@ -258,7 +261,11 @@ class EndpointServer(socketserver.TCPServer):
         self.pool.close()
 
 
-def make_server(directory: str | os.PathLike[str], *, host: str = "127.0.0.1", port: int = 7878, base: str = DEFAULT_BASE, timeout: float = DEFAULT_TIMEOUT, workers: int = 2, threads: int = THREADS, io_timeout: float = IO_TIMEOUT, allow_service: bool = False, log: Log | None = None) -> EndpointServer:
+def make_server(
+    directory: str | os.PathLike[str], *, host: str = "127.0.0.1", port: int = 7878, base: str = DEFAULT_BASE,
+    timeout: float = DEFAULT_TIMEOUT, workers: int = 2, threads: int = THREADS, io_timeout: float = IO_TIMEOUT,
+    allow_service: bool = False, log: Log | None = None,
+) -> EndpointServer:
     """A server (not yet serving) answering SPARQL over the graph in `directory` (its store
     built or reused first); port 0 picks a free one. `workers` processes run the queries."""
     open_store(directory, base=base)  # build the cache once, here, before the workers open it

@@ -158,7 +158,6 @@ def evaluate_file(path: str | os.PathLike[str], *, mapping: Mapping = "scierc", 
     """Run kg's extraction (and resolution) on the gold texts and score it."""
     from kg.concepts.find import resolve_corpus
     from kg.extract.papers import extract_papers
-
     from kg.extract.pipeline import check_recognizer
 
     check_recognizer(recognizer)

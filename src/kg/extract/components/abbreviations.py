@@ -183,7 +183,7 @@ class AbbreviationDetector:
                     if doc[i].text == short[0].text and doc[i : i + n].text == short_text and (i, i + n) not in taken:
                         group.append(Span(doc, i, i + n, label="SHORT"))
                         taken.add((i, i + n))
-        doc._.kg_abbreviation_tokens = tuple((s.start, s.end, l.start, l.end) for s, l in pairs)
+        doc._.kg_abbreviation_tokens = tuple((short.start, short.end, long.start, long.end) for short, long in pairs)
         doc.spans[SPAN_KEY] = sorted(group, key=lambda s: (s.start, s.end))
         return doc
 

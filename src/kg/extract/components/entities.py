@@ -21,10 +21,10 @@ from kg.extract.components.coinages import SPAN_KEY as COINAGE_KEY
 from kg.extract.components.hygiene import tidy
 from kg.extract.components.recognizer import SPAN_KEY as MODEL_KEY
 from kg.extract.components.spans import has_dep, has_pos
-from kg.text.words import EDGE_WORDS, FIRST_WORD_STOP, GENERIC_MODIFIERS, GENERIC_WORDS, HEAD_TYPES, NON_ENTITY_HEADS, STOP_WORDS, WRAPPER_HEADS
 from kg.extract.components.typed_phrases import SPAN_KEY as PHRASE_KEY
 from kg.extract.components.vocab_ruler import SPAN_KEY as VOCAB_KEY
 from kg.text.vocab import Vocabulary, load_vocabulary, normalize_key, singularize
+from kg.text.words import EDGE_WORDS, FIRST_WORD_STOP, GENERIC_MODIFIERS, GENERIC_WORDS, HEAD_TYPES, NON_ENTITY_HEADS, STOP_WORDS, WRAPPER_HEADS
 
 SPAN_KEY = "kg"
 

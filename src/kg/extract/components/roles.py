@@ -18,8 +18,8 @@ from spacy.tokens import Doc, Span
 
 from kg.extract.components.entities import SPAN_KEY
 from kg.extract.components.spans import has_dep
-from kg.text.words import NAMING_WORDS, NOVELTY_WORDS, PROPOSE_VERBS, SELF_SUBJECTS, WRAPPER_HEADS
 from kg.text.vocab import Vocabulary, load_vocabulary, singularize
+from kg.text.words import NAMING_WORDS, NOVELTY_WORDS, PROPOSE_VERBS, SELF_SUBJECTS, WRAPPER_HEADS
 
 _NOVEL = {"novel", "new", "first", "simple", "general", "unified", "scalable", "lightweight", "principled", "large-scale"}
 # Words that end the clause naming what a paper proposes.

@@ -14,9 +14,9 @@ from collections.abc import Iterable
 from spacy.language import Language
 from spacy.tokens import Doc, Span
 
-from kg.text.words import GENERIC_HEADS, GENERIC_MODIFIERS, HEAD_TYPES, NON_ENTITY_HEADS, STOP_WORDS
 from kg.extract.components.spans import has_dep, has_pos
 from kg.text.vocab import singularize
+from kg.text.words import GENERIC_HEADS, GENERIC_MODIFIERS, HEAD_TYPES, NON_ENTITY_HEADS, STOP_WORDS
 
 SPAN_KEY = "kg_phrase"
 _WRAPPER_PLURALS = frozenset("methods approaches techniques strategies schemes".split())
