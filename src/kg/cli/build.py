@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from kg.cli.common import model_option, progress_reporter, workers_option
+from kg.cli.common import progress_reporter, recognizer_option, workers_option
 
 if TYPE_CHECKING:
     from kg.builder import BuildSummary
@@ -24,7 +24,7 @@ SKIPPED_SHOWN = 20  # the summary lists this many skipped records, then counts t
 @click.option("--cache", "cache_dir", type=click.Path(file_okay=False), default=None, help="Extraction cache folder to share between builds  [default: OUT/cache].")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the extraction cache.")
 @click.option("--dask", "dask_address", metavar="ADDRESS", default=None, help="Run extraction on a Dask cluster: a scheduler address (tcp://host:8786) or 'local'.")
-@model_option
+@recognizer_option
 @click.option("--timings", is_flag=True, help="After the summary, the wall time of every stage (where a build spends its time).")
 @click.option(
     "--embed", is_flag=True,

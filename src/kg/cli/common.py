@@ -78,12 +78,13 @@ def _recognizer(ctx: click.Context, param: click.Parameter, value: str | None) -
     return None if value == "none" else value
 
 
-def model_option(command: F) -> F:
-    """``--model MODEL/``: the entity recognizer, as ``recognizer`` (a folder, the shipped
-    model's marker by default, or None for ``--model none``: rules alone)."""
+def recognizer_option(command: F) -> F:
+    """``--recognizer MODEL/`` (``--model`` is an alias): the entity recognizer, as ``recognizer``
+    (a folder, the shipped model's marker by default, or None for ``none``: rules alone). The
+    spaCy base pipeline is not chosen here: kg always runs its pinned English pipeline."""
     return click.option(
-        "--model", "recognizer", default=None, metavar="MODEL/", callback=_recognizer,
-        help="Entity recognizer folder written by `kg train` (default: the one shipped with kg; 'none': rules alone).",
+        "--recognizer", "--model", "recognizer", default=None, metavar="MODEL/", callback=_recognizer,
+        help="Entity recognizer folder written by `kg train` (default: the one shipped with kg; 'none': rules alone). --model is an alias.",
     )(command)
 
 
@@ -129,3 +130,22 @@ def error_text(error: KgError) -> str:
     if isinstance(error, InputError) and error.skippable:
         return f"{error.message} (--skip-invalid skips invalid records)"
     return error.message
+
+
+DEFAULT_TIMEOUT = 10.0  # as kg.sparql.serve.DEFAULT_TIMEOUT (not imported: it loads pyoxigraph)
+
+
+def timeout_option(command: F) -> F:
+    """``--timeout SECONDS``: how long one query may run before its process is killed."""
+    return click.option(
+        "--timeout", default=DEFAULT_TIMEOUT, show_default=True, type=click.FloatRange(min=0), metavar="SECONDS",
+        help="Stop a query that runs longer (its process is killed); 0: no limit.",
+    )(command)
+
+
+def allow_service_option(command: F) -> F:
+    """``--allow-service``: let queries use SERVICE (federated queries fetch any URL they name)."""
+    return click.option(
+        "--allow-service", is_flag=True,
+        help="Allow SERVICE: the query then makes this machine fetch whatever URL it names (refused by default).",
+    )(command)

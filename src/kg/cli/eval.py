@@ -6,7 +6,7 @@ import json
 
 import click
 
-from kg.cli.common import model_option
+from kg.cli.common import recognizer_option
 
 
 @click.command(name="eval")
@@ -14,7 +14,7 @@ from kg.cli.common import model_option
 @click.option("--map", "mapping", type=click.Choice(["scierc", "scirex"]), default="scierc", show_default=True,
               help="How gold labels map to kg types (Method, Task, Metric, Material→DATASET, OtherScientificTerm→TERM).")
 @click.option("--json", "as_json", is_flag=True, help="Print the scores as JSON.")
-@model_option
+@recognizer_option
 def eval_(gold: str, mapping: str, as_json: bool, recognizer: str | None) -> None:
     """Score kg's extraction against GOLD, a JSON Lines file of gold entity spans.
 

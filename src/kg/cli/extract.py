@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from kg.cli.common import model_option, workers_option
+from kg.cli.common import recognizer_option, workers_option
 
 
 @click.command()
@@ -16,7 +16,7 @@ from kg.cli.common import model_option, workers_option
 @click.option("--skip-invalid", is_flag=True, help="Go on past malformed records.")
 @workers_option
 @click.option("--cache", "cache_dir", type=click.Path(file_okay=False), default=None, help="Extraction cache folder (e.g. a build's OUT/cache); none by default.")
-@model_option
+@recognizer_option
 def extract(inputs: tuple[str, ...], fmt: str, skip_invalid: bool, workers: int | None, cache_dir: str | None, recognizer: str | None) -> None:
     """Extract methods, datasets, hardware, metrics and tasks from the abstracts in INPUTS.
 

@@ -3,31 +3,10 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
-from typing import TypeVar
 
 import click
 
-from kg.cli.common import base_option, graph_option
-
-F = TypeVar("F", bound=Callable[..., object])
-DEFAULT_TIMEOUT = 10.0  # as kg.sparql.serve.DEFAULT_TIMEOUT (not imported: it loads pyoxigraph)
-
-
-def timeout_option(command: F) -> F:
-    """``--timeout SECONDS``: how long one query may run before its process is killed."""
-    return click.option(
-        "--timeout", default=DEFAULT_TIMEOUT, show_default=True, type=click.FloatRange(min=0), metavar="SECONDS",
-        help="Stop a query that runs longer (its process is killed); 0: no limit.",
-    )(command)
-
-
-def allow_service_option(command: F) -> F:
-    """``--allow-service``: let queries use SERVICE (federated queries fetch any URL they name)."""
-    return click.option(
-        "--allow-service", is_flag=True,
-        help="Allow SERVICE: the query then makes this machine fetch whatever URL it names (refused by default).",
-    )(command)
+from kg.cli.common import allow_service_option, base_option, graph_option, timeout_option
 
 
 @click.command()

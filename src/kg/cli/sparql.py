@@ -8,8 +8,7 @@ import json
 
 import click
 
-from kg.cli.common import base_option, graph_option
-from kg.cli.serve import allow_service_option, timeout_option
+from kg.cli.common import allow_service_option, base_option, graph_option, timeout_option
 from kg.errors import ExitCode
 from kg.sparql.engine import BACKENDS, QueryResult, Term
 

@@ -23,7 +23,7 @@ from kg.model import EntityType, PaperExtraction
 from kg.text.vocab import VocabEntry, Vocabulary, is_acronym, normalize_key
 
 STEM = 5  # letters of each word that must agree for two long forms to be spellings of one
-_WORDS = re.compile(r"\S+")  # words of a multi-word name; hyphenated coinages (KAN-AD) stay whole
+WORD_RUN = re.compile(r"\S+")  # words of a multi-word name; hyphenated coinages (KAN-AD) stay whole
 
 
 def _stems(key: str) -> tuple[str, ...]:
@@ -74,7 +74,7 @@ class AcronymTable:
         `own` maps this paper's acronyms (keys) to its long-form keys; they win over the
         vocabulary and the corpus.
         """
-        words = _WORDS.findall(text)
+        words = WORD_RUN.findall(text)
         if len(words) < 2:
             return normalize_key(text)
         spelled, changed = [], False
@@ -107,7 +107,7 @@ def _expanded_entries(vocabulary: Vocabulary, table: AcronymTable) -> dict[tuple
     found: dict[tuple[str, str], VocabEntry] = {}
     for entry in vocabulary.entries:
         for name in (entry.label, *entry.aliases):
-            words = _WORDS.findall(name)
+            words = WORD_RUN.findall(name)
             if len(words) > 1 and any(is_acronym(word) for word in words):
                 found.setdefault((entry.type, table.expand(name)), entry)
     return found

@@ -15,12 +15,11 @@ import functools
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 
-from kg.concepts.acronyms import _WORDS, AcronymTable, normalize_key
-from kg.concepts.acronyms import is_acronym as _is_acronym
+from kg.concepts.acronyms import WORD_RUN, AcronymTable, normalize_key
 from kg.concepts.hierarchy import infer_broader
 from kg.model import ENTITY_TYPES, Concept, LocalMention, Mention, PaperEntities, PaperExtraction, Resolution
 from kg.text.markup import EMPHASIS
-from kg.text.vocab import VocabEntry, Vocabulary, concept_id, load_vocabulary
+from kg.text.vocab import VocabEntry, Vocabulary, concept_id, is_acronym, load_vocabulary
 from kg.util.gcpause import gc_paused
 from kg.util.stages import REPORT_EVERY
 
@@ -32,10 +31,10 @@ def _own_keys(text: str) -> tuple[str, ...]:
     """The keys of a paper's own acronyms that `_group_of` may read for a mention of `text`:
     the text's own key if it is an acronym, and those of the acronyms inside a multi-word name
     (as `AcronymTable.expand` reads them). Its result depends on the paper only through these."""
-    keys = [normalize_key(text)] if _is_acronym(text) else []
-    words = _WORDS.findall(text)
+    keys = [normalize_key(text)] if is_acronym(text) else []
+    words = WORD_RUN.findall(text)
     if len(words) >= 2:
-        keys += [normalize_key(w) for w in words if _is_acronym(w) and w[:1].isalnum() and w[-1:].isalnum()]
+        keys += [normalize_key(w) for w in words if is_acronym(w) and w[:1].isalnum() and w[-1:].isalnum()]
     return tuple(keys)
 
 
@@ -47,7 +46,7 @@ def _group_of(mention: LocalMention, vocabulary: Vocabulary, acronyms: AcronymTa
     Acronyms inside a name are spelled out first ("Wasserstein GAN"), so variants merge.
     """
     key = mention.key
-    defined = _is_acronym(mention.text) and normalize_key(mention.text) in defined_here
+    defined = is_acronym(mention.text) and normalize_key(mention.text) in defined_here
     if defined:
         key = defined_here[normalize_key(mention.text)]
     elif key == normalize_key(mention.text):
@@ -59,7 +58,7 @@ def _group_of(mention: LocalMention, vocabulary: Vocabulary, acronyms: AcronymTa
         if entry is None or not own_definition or _names(entry, key):
             return mention.vocab
         return _curated_or_key(key, vocabulary, acronyms)
-    if _is_acronym(mention.text) and normalize_key(mention.text) == key:
+    if is_acronym(mention.text) and normalize_key(mention.text) == key:
         borrowed = acronyms.borrowed(key)  # an acronym this paper did not define, defined elsewhere
         if borrowed is not None:
             key = borrowed[0]
@@ -91,7 +90,7 @@ def _pick_label(surfaces: Counter[str]) -> str:
         if text != lowered and lowered in surfaces:
             folded[lowered] += count
             del folded[text]
-    long_forms = {t: c for t, c in folded.items() if not _is_acronym(t)} or dict(folded)
+    long_forms = {t: c for t, c in folded.items() if not is_acronym(t)} or dict(folded)
     best = max(long_forms.items(), key=lambda kv: (kv[1], normalize_key(kv[0]) == kv[0].lower(), -len(kv[0]), kv[0]))[0]
     return _display(best)
 

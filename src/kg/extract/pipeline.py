@@ -58,11 +58,12 @@ def default_recognizer() -> str | None:
     return str(folder) if (folder / "meta.json").is_file() else None
 
 
-def check_recognizer(path: str | os.PathLike[str] | None) -> str | None:
-    """`path` if it is a model folder written by `kg train` (or any spaCy NER pipeline), else
-    ModelError; None (rules alone) and the shipped model's marker pass as they are."""
-    if path is None or path == DEFAULT_RECOGNIZER:
-        return path
+def check_recognizer(choice: str | os.PathLike[str] | None) -> str | None:
+    """The recognizer folder `choice` names (see `recognizer_path`) if it is a model folder written
+    by `kg train` (or any spaCy NER pipeline), else ModelError; None means rules alone."""
+    path = recognizer_path(choice)
+    if path is None:
+        return None
     folder = Path(path)
     if not folder.is_dir():
         raise ModelError("no such model folder", path=str(path))
@@ -80,7 +81,7 @@ def _recognizer_digest(recognizer: str | None) -> str:
         return "none"
     digest = hashlib.sha256()
     for file in sorted(Path(recognizer).rglob("*")):
-        if file.is_file():
+        if file.is_file() and file.suffix != ".md":  # the weights and config, not the model card
             digest.update(str(file.relative_to(recognizer)).encode() + b"\0" + file.read_bytes())
     return digest.hexdigest()[:12]
 
@@ -92,8 +93,23 @@ def _model_version(model: str) -> str | None:
         return None
 
 
-def _recognizer_path(recognizer: str | None) -> str | None:
-    return default_recognizer() if recognizer == DEFAULT_RECOGNIZER else recognizer
+def recognizer_path(choice: str | os.PathLike[str] | None) -> str | None:
+    """The one place the shipped recognizer's marker is resolved: `DEFAULT_RECOGNIZER` → the
+    folder shipped inside kg (None, with a `NoRecognizerWarning`, when this installation lacks
+    it); a folder → itself; None → None (rules alone)."""
+    if choice is None:
+        return None
+    if choice != DEFAULT_RECOGNIZER:
+        return str(choice)
+    shipped = default_recognizer()
+    if shipped is None:
+        warnings.warn(
+            "kg's trained entity recognizer is not installed (kg/models/recognizer); extracting with "
+            "rules alone (fewer entities found). Reinstall kg to get it back.",
+            NoRecognizerWarning,
+            stacklevel=3,
+        )
+    return shipped
 
 
 def _plain(value: Any) -> Any:
@@ -135,7 +151,7 @@ def pipeline_version(model: str = MODEL, recognizer: str | None = DEFAULT_RECOGN
     except metadata.PackageNotFoundError:  # pragma: no cover - spaCy is a dependency
         spacy_version = "none"
     base = f"{model}-{model_version}" if model_version else "blank-en"
-    weights = _recognizer_digest(_recognizer_path(recognizer))
+    weights = _recognizer_digest(recognizer_path(recognizer))
     return f"kg-x{EXTRACTION_VERSION}-{extraction_data_digest()}+{base}+ner-{weights}+spacy-{spacy_version}"
 
 
@@ -170,26 +186,19 @@ def load_pipeline(model: str = MODEL, recognizer: str | None = DEFAULT_RECOGNIZE
         )
         nlp = spacy.blank("en")
         nlp.add_pipe("sentencizer")
-    path = _recognizer_path(recognizer)
-    if recognizer == DEFAULT_RECOGNIZER and path is None:
-        warnings.warn(
-            "kg's trained entity recognizer is not installed (kg/models/recognizer); extracting with "
-            "rules alone (fewer entities found). Reinstall kg to get it back.",
-            NoRecognizerWarning,
-            stacklevel=2,
-        )
+    path = check_recognizer(recognizer)
     for name in COMPONENTS:
         if name == RECOGNIZER:
             if path is not None:
-                nlp.add_pipe(name, config={"model": check_recognizer(path)})
+                nlp.add_pipe(name, config={"model": path})
             continue
         nlp.add_pipe(name)
     nlp.meta["kg_version"] = pipeline_version(model, recognizer)
-    nlp.meta["kg_recognizer"] = _recognizer_meta(path)
+    nlp.meta["kg_recognizer"] = recognizer_meta(path)
     return nlp
 
 
-def _recognizer_meta(path: str | None) -> dict[str, Any] | None:
+def recognizer_meta(path: str | None) -> dict[str, Any] | None:
     if path is None:
         return None
     meta = json.loads((Path(path) / "meta.json").read_text(encoding="utf-8"))

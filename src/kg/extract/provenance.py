@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from kg.extract.components import COMPONENTS, RECOGNIZER
-from kg.extract.pipeline import EXCLUDED, MODEL, _recognizer_meta, _recognizer_path, pipeline_version
+from kg.extract.pipeline import EXCLUDED, MODEL, pipeline_version, recognizer_meta, recognizer_path
 from kg.model import DEFAULT_RECOGNIZER
 
 
@@ -36,7 +36,7 @@ def _model_meta(model: str) -> dict[str, Any] | None:
 
 def describe_pipeline(model: str = MODEL, recognizer: str | None = DEFAULT_RECOGNIZER) -> dict[str, Any]:
     """`kg.extract.pipeline.pipeline_info` of `load_pipeline(model, recognizer)`, without spaCy."""
-    path = _recognizer_path(recognizer)
+    path = recognizer_path(recognizer)
     kg_components = [name for name in COMPONENTS if name != RECOGNIZER or path is not None]
     meta = _model_meta(model)
     if meta is None:  # load_pipeline's blank fallback
@@ -47,7 +47,7 @@ def describe_pipeline(model: str = MODEL, recognizer: str | None = DEFAULT_RECOG
             "model": None,
             "model_version": None,
             "components": ["sentencizer", *kg_components],
-            "recognizer": _recognizer_meta(path),
+            "recognizer": recognizer_meta(path),
         }
     disabled = set(meta.get("disabled", ())) | set(EXCLUDED)
     statistical = [name for name in meta.get("pipeline", ()) if name not in disabled]
@@ -58,5 +58,5 @@ def describe_pipeline(model: str = MODEL, recognizer: str | None = DEFAULT_RECOG
         "model": f"{lang}_{name}",
         "model_version": meta.get("version"),
         "components": [*statistical, *kg_components],
-        "recognizer": _recognizer_meta(path),
+        "recognizer": recognizer_meta(path),
     }

@@ -15,8 +15,8 @@ from collections.abc import Iterable
 import numpy as np
 
 from kg.model import parse_types
-from kg.related_work.index import RelatedIndex, _idf, term
-from kg.related_work.rank import RelatedPaper, _result
+from kg.related_work.index import BROADER_BIT, RelatedIndex, idf_weight, term
+from kg.related_work.rank import RelatedPaper, related_paper
 
 
 class Ranker:
@@ -33,15 +33,15 @@ class Ranker:
         # A posting's weight is term(code, idf): ((role × tf) × idf) × β when broader. role × tf
         # per distinct code comes from `term` itself (idf 1.0, not broader), the rest is
         # multiplied here in the same order, so each weight equals term(code, idf) exactly.
-        role_tf = {code: term(code & ~2, 1.0, scoring) for code in np.unique(codes).tolist()}
+        role_tf = {code: term(code & ~BROADER_BIT, 1.0, scoring) for code in np.unique(codes).tolist()}
         table = np.zeros(max(role_tf, default=0) + 1)
         for code, value in role_tf.items():
             table[code] = value
         # A concept no paper reaches (a curated broader one far above every mention) has no
         # postings and is never a query term: its idf is never used, so 0, not a division by 0.
-        idf = np.array([_idf(total, ptr[c + 1] - ptr[c], power) if ptr[c + 1] > ptr[c] else 0.0 for c in range(len(ptr) - 1)])
+        idf = np.array([idf_weight(total, ptr[c + 1] - ptr[c], power) if ptr[c + 1] > ptr[c] else 0.0 for c in range(len(ptr) - 1)])
         weights = table[codes] * np.repeat(idf, np.diff(ptr))
-        self.broader = (codes & 2).astype(bool)
+        self.broader = (codes & BROADER_BIT).astype(bool)
         weights[self.broader] *= scoring["broader"]
         self.weights = weights
         self.ids = index.paper_ids
@@ -60,7 +60,7 @@ class Ranker:
             found, scores = found[keep], scores[keep]
         ids = self.ids
         best = sorted(zip((-scores).tolist(), (ids[c] for c in found.tolist()), found.tolist(), strict=True))[:top]
-        return [_result(index, n, -negative, terms, -negative, None) for negative, _, n in best]
+        return [related_paper(index, n, -negative, terms, -negative, None) for negative, _, n in best]
 
     def _dots(self, paper: int, terms: dict[int, tuple[float, int, float]]) -> tuple[np.ndarray, np.ndarray]:
         """`RelatedIndex.concept_scores` as a dense array, with which candidates it holds."""
@@ -71,7 +71,7 @@ class Ranker:
             start, end = ptr[concept], ptr[concept + 1]
             candidates = self.candidates[start:end]
             products = query_weight * self.weights[start:end]
-            if query_code & 2:  # both only through narrower concepts: not shared
+            if query_code & BROADER_BIT:  # both only through narrower concepts: not shared
                 products[self.broader[start:end]] = 0.0
             # A candidate appears once per concept, so this adds one product to each, in the
             # concepts' order, as the dict loop does (a zero product adds nothing there).

@@ -54,29 +54,34 @@ Numbers = array.array | memoryview  # packed ints: built in memory, or viewed in
 
 
 # A posting's code packs the mention count, whether the concept came through a narrower one,
-# and the role into one int: mentions * 4 + broader * 2 + proposed.
+# and the role into one int: mentions << MENTIONS_SHIFT | BROADER_BIT | PROPOSED_BIT.
+PROPOSED_BIT = 1
+BROADER_BIT = 2
+MENTIONS_SHIFT = 2
+
+
 def _code(role: str, mentions: int, broader: bool = False) -> int:
-    return max(int(mentions), 1) * 4 + 2 * bool(broader) + (role == "proposed")
+    return max(int(mentions), 1) << MENTIONS_SHIFT | (BROADER_BIT if broader else 0) | (PROPOSED_BIT if role == "proposed" else 0)
 
 
 def role_of(code: int) -> str:
-    return "proposed" if code & 1 else "used"
+    return "proposed" if code & PROPOSED_BIT else "used"
 
 
 def is_broader(code: int) -> bool:
-    return bool(code & 2)
+    return bool(code & BROADER_BIT)
 
 
-def _idf(papers: int, df: int, power: float) -> float:
+def idf_weight(papers: int, df: int, power: float) -> float:
     return math.log(1.0 + papers / df) ** power
 
 
 def term(code: int, idf: float, scoring: dict[str, float]) -> float:
     """A paper's weight for a concept: role × tf × idf (× β through a narrower concept)."""
-    mentions, k = code >> 2, scoring["k"]
+    mentions, k = code >> MENTIONS_SHIFT, scoring["k"]
     tf = mentions * (k + 1) / (mentions + k) if k > 0 else 1.0 + math.log(mentions)
-    weight = (scoring["proposed"] if code & 1 else scoring["used"]) * tf * idf
-    return weight * scoring["broader"] if code & 2 else weight
+    weight = (scoring["proposed"] if code & PROPOSED_BIT else scoring["used"]) * tf * idf
+    return weight * scoring["broader"] if code & BROADER_BIT else weight
 
 
 class PackedStrings:
@@ -309,7 +314,7 @@ class RelatedIndex:
         for concept, code in zip(self.paper_concepts[start:end], self.paper_codes[start:end], strict=False):
             if allowed is not None and self.concept_types[concept] not in allowed:
                 continue
-            idf = _idf(total, self.concept_ptr[concept + 1] - self.concept_ptr[concept], power)
+            idf = idf_weight(total, self.concept_ptr[concept + 1] - self.concept_ptr[concept], power)
             terms[concept] = (term(code, idf, scoring), code, idf)
         return terms
 
@@ -321,14 +326,14 @@ class RelatedIndex:
             c_start, c_end = self.concept_ptr[concept], self.concept_ptr[concept + 1]
             # Two concepts both reached only through narrower ones say little: such a pair
             # is skipped (a broader concept counts when one side names it).
-            query_broader = query_code & 2
+            query_broader = query_code & BROADER_BIT
             products: dict[int, float] = {}  # candidate's posting code -> weight product (few codes)
             get = dots.get
             # The hot loop (a common concept has thousands of papers): keep it minimal.
             for candidate, candidate_code in zip(self.concept_papers[c_start:c_end], self.concept_codes[c_start:c_end], strict=False):
                 product = products.get(candidate_code)
                 if product is None:
-                    both_broader = query_broader and candidate_code & 2
+                    both_broader = query_broader and candidate_code & BROADER_BIT
                     product = 0.0 if both_broader else query_weight * term(candidate_code, idf, scoring)
                     products[candidate_code] = product
                 if product:
@@ -352,7 +357,7 @@ class RelatedIndex:
                 continue
             query_weight, query_code, idf = found_term
             code = self.paper_codes[i]
-            if query_code & 2 and code & 2:
+            if query_code & BROADER_BIT and code & BROADER_BIT:
                 continue
             found.append(SharedConcept(concept, query_weight * term(code, idf, self.scoring) / norm, query_code, code))
         found.sort(key=lambda s: (-s.contribution, self.concept_ids[s.concept]))

@@ -107,7 +107,7 @@ def rank(
     ids = index.paper_ids
     if embeddings is None:
         best = heapq.nsmallest(top, ((-score, ids[c], c) for c, score in concept_scores.items()))
-        return [_result(index, n, -negative, terms, -negative, None) for negative, _, n in best]
+        return [related_paper(index, n, -negative, terms, -negative, None) for negative, _, n in best]
 
     import numpy as np
 
@@ -127,13 +127,13 @@ def rank(
     cut = -np.partition(-scores, head - 1)[head - 1]
     chosen = sorted((-float(scores[c]), ids[c], int(c)) for c in np.flatnonzero(scores >= cut))[:head]
     return [
-        _result(index, n, -negative, terms, concept_scores.get(n, 0.0), float(cosines[n]))
+        related_paper(index, n, -negative, terms, concept_scores.get(n, 0.0), float(cosines[n]))
         for negative, _, n in chosen
         if np.isfinite(negative)
     ]
 
 
-def _result(index: RelatedIndex, candidate: int, score: float, terms: dict, concepts: float, similarity: float | None) -> RelatedPaper:
+def related_paper(index: RelatedIndex, candidate: int, score: float, terms: dict, concepts: float, similarity: float | None) -> RelatedPaper:
     reasons = tuple(
         Reason(
             concept=index.concept_ids[shared.concept],

@@ -164,7 +164,7 @@ class OxigraphBackend(_Backend):
         try:
             result = self.store.query(text, prefixes=PREFIXES, substitutions=substitutions or None)
         except SyntaxError as error:
-            raise _oxigraph_syntax_error(str(error)) from error
+            raise oxigraph_syntax_error(str(error)) from error
         except (OSError, ValueError, RuntimeError) as error:
             unprojected = re.search(r"does not contains? variable \?(\w+) in its SELECT projection", str(error))
             if unprojected:
@@ -182,7 +182,7 @@ class OxigraphBackend(_Backend):
             raise QueryFailed(f"SPARQL query failed: {error}") from error
 
 
-def _oxigraph_syntax_error(message: str) -> QuerySyntaxError:
+def oxigraph_syntax_error(message: str) -> QuerySyntaxError:
     # pyoxigraph: "error at 3:17: expected one of …"
     match = re.match(r"error at (\d+):(\d+)(?:-\d+:\d+)?: (.*)", message, re.S)
     if match:
@@ -201,7 +201,7 @@ def _oxigraph_syntax_check(text: str) -> QuerySyntaxError | None:
     try:
         ox.Store().query(text, prefixes=PREFIXES)  # an empty store: parsing is the work
     except SyntaxError as error:
-        return _oxigraph_syntax_error(str(error))
+        return oxigraph_syntax_error(str(error))
     except Exception:  # noqa: BLE001 - only the syntax verdict matters here
         return None
     return None

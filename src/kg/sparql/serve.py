@@ -47,7 +47,7 @@ import pyoxigraph as ox
 from kg.errors import KgError, QueryFailed, QuerySyntaxError, ServerError
 from kg.rdf.store import open_store
 from kg.rdf.terms import DEFAULT_BASE, PREFIXES
-from kg.sparql.engine import _oxigraph_syntax_error
+from kg.sparql.engine import oxigraph_syntax_error
 from kg.sparql.guard import QueryTimedOut, check_query
 from kg.sparql.pool import PoolBusy, WorkerCrashed, WorkerPool
 
@@ -105,7 +105,7 @@ def answer(store: ox.Store, request: tuple[str, str]) -> tuple[str, bytes]:
         media = _negotiate(accept, RESULT_TYPES, "application/sparql-results+json")
         return media, result.serialize(format=RESULT_TYPES[media]) or b""
     except SyntaxError as error:
-        raise _oxigraph_syntax_error(str(error)) from error
+        raise oxigraph_syntax_error(str(error)) from error
     except (OSError, ValueError, RuntimeError) as error:
         raise QueryFailed(f"SPARQL query failed: {error}") from error
 
