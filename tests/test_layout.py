@@ -11,7 +11,7 @@ from importlib.metadata import packages_distributions
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-TEST_FILES = sorted((ROOT / "tests").glob("*.py"))
+TEST_FILES = sorted((ROOT / "tests").rglob("*.py"))
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -52,7 +52,7 @@ def test_the_import_check_sees_imports(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     assert imported_modules(module) == {"os", "test_rdf", ".", "conftest", "jsonschema"}
-    assert "playwright" in imported_modules(ROOT / "tests" / "test_html_browser.py")
+    assert "playwright" in imported_modules(ROOT / "tests" / "html" / "test_html_browser.py")
 
 
 def test_no_file_shadows_a_standard_library_module() -> None:

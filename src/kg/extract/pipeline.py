@@ -14,7 +14,7 @@ model card) runs as the component ``kg_recognizer``; another model folder can ta
 spaCy and statistical-model versions, the recognizer's weights digest and the digest of the data
 that shapes extraction (the vocabulary files and kg.text.words' lists, by value). Source files are
 not hashed, so moving code or editing a comment re-extracts nothing; a change to what extraction
-outputs must bump `EXTRACTION_VERSION` (tests/test_extraction_version.py fails until it does).
+outputs must bump `EXTRACTION_VERSION` (tests/extract/test_extraction_version.py fails until it does).
 It needs no spaCy import.
 """
 

@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # only the graph's methods are used: no networkx import neede
 _SURROGATES = re.compile("[\ud800-\udfff]")
 # Bump by hand whenever a code change alters the Turtle written for the same inputs (triples,
 # their order, IRIs, literals): a build then makes every fragment anew instead of copying it
-# from the replaced build. tests/test_turtle_version.py fails until it is bumped.
+# from the replaced build. tests/rdf/test_turtle_version.py fails until it is bumped.
 TURTLE_VERSION = 1
 # Everything besides a fragment's inputs that shapes its Turtle bytes, keyed into every digest:
 # that version, the serializer, and Unicode's tables (kg:key values fold with NFKC).

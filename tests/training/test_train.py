@@ -12,9 +12,9 @@ from kg.cli import main
 from kg.errors import ExitCode
 from kg.extract.pipeline import pipeline_version
 
-FIXTURES = Path(__file__).parent / "fixtures" / "extract"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "extract"
 GOLD = FIXTURES / "gold_tiny.jsonl"
-SEEDS = Path(__file__).resolve().parents[1] / "seeds"
+SEEDS = Path(__file__).resolve().parents[2] / "seeds"
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from kg.cli import main
 from kg.errors import ExitCode, GoldFormatError
 from kg.training.evaluate import GoldDoc, load_gold, score
 
-FIXTURES = Path(__file__).parent / "fixtures" / "extract"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "extract"
 
 
 def test_load_gold_maps_labels_and_drops_others():

@@ -3,7 +3,7 @@ the RDF code's bytes: this golden Turtle of the hand-made sample graph guards it
 for the same graph changes, the test fails until `TURTLE_VERSION` (kg's rdf triples module) is
 bumped and the golden file is written anew:
 
-    KG_UPDATE_GOLDEN=1 python -m pytest tests/test_extraction_version.py tests/test_turtle_version.py
+    KG_UPDATE_GOLDEN=1 python -m pytest tests/extract/test_extraction_version.py tests/rdf/test_turtle_version.py
 
 A new pyoxigraph or Unicode version changes the key by itself; the golden file records both."""
 
@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-GOLDEN = Path(__file__).resolve().parent / "fixtures" / "golden" / "turtle.json"
-UPDATE = "KG_UPDATE_GOLDEN=1 python -m pytest tests/test_extraction_version.py tests/test_turtle_version.py"
+GOLDEN = Path(__file__).resolve().parents[1] / "fixtures" / "golden" / "turtle.json"
+UPDATE = "KG_UPDATE_GOLDEN=1 python -m pytest tests/extract/test_extraction_version.py tests/rdf/test_turtle_version.py"
 
 
 def current(graph) -> dict:

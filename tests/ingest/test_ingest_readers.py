@@ -11,7 +11,7 @@ from kg.ingest.ids import content_hash
 from kg.ingest.text import parse_header
 from kg.model import Paper
 
-FIXTURES = Path(__file__).parent / "fixtures" / "ingest"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "ingest"
 
 
 @pytest.fixture(autouse=True)

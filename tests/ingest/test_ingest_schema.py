@@ -14,7 +14,7 @@ from kg.model import Paper
 
 jsonschema = pytest.importorskip("jsonschema")
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "ingest"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "ingest"
 
 
 @pytest.fixture(scope="module")

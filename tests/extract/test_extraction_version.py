@@ -2,7 +2,7 @@
 guards it. When extraction output changes, the test fails until `EXTRACTION_VERSION` is bumped
 and the golden file is written anew:
 
-    KG_UPDATE_GOLDEN=1 python -m pytest tests/test_extraction_version.py tests/test_turtle_version.py
+    KG_UPDATE_GOLDEN=1 python -m pytest tests/extract/test_extraction_version.py tests/rdf/test_turtle_version.py
 
 A new recognizer, statistical model, spaCy or changed word lists change the cache key by
 themselves; the golden file records them, so then it only needs writing anew (no bump)."""
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-GOLDEN = Path(__file__).resolve().parent / "fixtures" / "golden" / "extraction.json"
+GOLDEN = Path(__file__).resolve().parents[1] / "fixtures" / "golden" / "extraction.json"
 # Fixed abstracts: clean modern text, an old OCR'd one with PDF debris and a citation, markup.
 ABSTRACTS = {
     "modern": (
@@ -60,7 +60,7 @@ def write_golden() -> None:
     GOLDEN.write_text(json.dumps(golden, indent=1, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
 
 
-UPDATE = "KG_UPDATE_GOLDEN=1 python -m pytest tests/test_extraction_version.py tests/test_turtle_version.py"
+UPDATE = "KG_UPDATE_GOLDEN=1 python -m pytest tests/extract/test_extraction_version.py tests/rdf/test_turtle_version.py"
 
 
 @pytest.mark.parametrize("setup", ["shipped", "rules"])

@@ -18,7 +18,7 @@ from kg.graph import load, save
 from kg.ingest import read_corpus
 from kg.sparql import engine as sparql
 
-SRC = Path(__file__).resolve().parents[1] / "src" / "kg"
+SRC = Path(__file__).resolve().parents[2] / "src" / "kg"
 CLI_WORDS = re.compile(r"--[a-z]|`kg [a-z]")
 
 

@@ -137,7 +137,7 @@ def test_kg_extract_cli_jsonl_and_table(capsys):
 
     from kg.cli import main
 
-    papers = Path(__file__).parent / "fixtures" / "extract" / "papers.jsonl"
+    papers = Path(__file__).resolve().parents[1] / "fixtures" / "extract" / "papers.jsonl"
     assert main(["extract", str(papers)]) == 0
     import json
 
