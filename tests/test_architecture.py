@@ -63,6 +63,69 @@ def test_no_import_cycle_anywhere_in_kg():
     assert cycles == [], "import cycles: " + "; ".join(" → ".join(cycle) for cycle in cycles)
 
 
+# The stages in data-flow order: a package may import only packages of a lower layer or its own.
+LAYERS: list[set[str]] = [
+    {"kg", "model", "errors"},  # kg itself: the version and the lazily bound public API
+    {"util", "text"},  # helpers and spaCy-free language knowledge
+    {"ingest"},
+    {"extract"},
+    {"concepts"},
+    {"graph"},
+    {"generations"},
+    {"related_work", "rdf"},
+    {"sparql", "html"},
+    {"training"},
+    {"builder"},
+    {"cli"},
+    {"__main__"},
+]
+LAYER = {package: rank for rank, packages in enumerate(LAYERS) for package in packages}
+
+
+def package_of(module: str) -> str:
+    """kg.extract.papers → extract; kg.model → model; kg → kg."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "kg"
+
+
+def package_graph() -> nx.DiGraph:
+    graph = nx.DiGraph()
+    for source, target in import_graph().edges():
+        if package_of(source) != package_of(target):
+            graph.add_edge(package_of(source), package_of(target))
+    return graph
+
+
+def test_every_package_has_a_layer():
+    assert set(map(package_of, _modules())) <= set(LAYER)
+    assert all((SRC / package / "__init__.py").is_file() for package in LAYER if package not in {"kg", "model", "errors", "graph", "generations", "builder", "__main__"})
+
+
+def test_packages_import_only_earlier_stages():
+    upward = sorted(f"{a} → {b}" for a, b in package_graph().edges() if LAYER[b] >= LAYER[a])
+    assert upward == [], "imports against the data flow: " + ", ".join(upward)
+
+
+def test_the_package_rules_of_the_layout():
+    graph = package_graph()
+    assert set(graph.successors("util")) <= {"model", "errors"} and set(graph.successors("text")) <= {"model", "errors"}
+    assert not nx.has_path(graph, "extract", "concepts")
+    assert not nx.has_path(graph, "related_work", "html")
+    assert not nx.has_path(graph, "rdf", "sparql")
+    assert all(not nx.has_path(graph, package, "cli") for package in LAYER if package not in {"cli", "__main__"})
+
+
+def test_no_module_imports_another_modules_private_names():
+    """A name another module needs is public: `from kg.x import _helper` is refused."""
+    modules = _modules()
+    private = []
+    for name, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("kg"):
+                private += [f"{name}: {node.module}.{alias.name}" for alias in node.names if alias.name.startswith("_") and not alias.name.startswith("__")]
+    assert private == []
+
+
 def test_stages_import_forwards_only():
     """Extraction knows nothing of resolution, resolution nothing of propagation."""
     graph = import_graph()

@@ -24,7 +24,7 @@ MAX_QUERY_CHARS = 200_000
 MAX_DEPTH = 64  # nested { } ( ) [ ] together; real queries stay below ~10
 MAX_OPERATORS = 1_000  # binary operators and UNIONs: each chain is one level of recursion
 
-_TOKEN = re.compile(
+SPARQL_TOKEN = re.compile(
     r'''(?P<skip>"""(?:[^"\\]|\\.|"(?!""))*(?:"""|\Z)'''
     r"""|'''(?:[^'\\]|\\.|'(?!''))*(?:'''|\Z)"""
     r'''|"(?:[^"\\\n\r]|\\.)*(?:"|(?=[\n\r])|\Z)'''
@@ -57,7 +57,7 @@ def scan(text: str) -> QueryShape:
     """The nesting depth, operator count and SERVICE use of `text` (which need not parse)."""
     depth = deepest = operators = 0
     service = False
-    for match in _TOKEN.finditer(text):
+    for match in SPARQL_TOKEN.finditer(text):
         kind = match.lastgroup
         if kind == "open":
             depth += 1

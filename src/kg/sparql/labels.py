@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from kg.sparql.guard import _TOKEN
+from kg.sparql.guard import SPARQL_TOKEN
 from kg.text.vocab import normalize_key
 
 KEY_SUFFIX = "Key"
@@ -56,7 +56,7 @@ class UnmatchedLabel:
 def _masked(text: str) -> str:
     """`text` with comments and string literals blanked (same length), IRIs kept."""
     parts, last = [], 0
-    for match in _TOKEN.finditer(text):
+    for match in SPARQL_TOKEN.finditer(text):
         if match.lastgroup == "skip" and match.group()[0] in "#'\"":
             parts.append(text[last : match.start()])
             parts.append(" " * (match.end() - match.start()))
