@@ -1,0 +1,110 @@
+"""Extraction quality on kg's own gold data, the way a reader judges it.
+
+    python bench/quality.py [--gold bench/gold/dev.jsonl] [--recognizer DIR|none] [--min-score S ...] [--json]
+
+For every mention kg extracts from a gold abstract (the whole pipeline: rules, vocabulary and recognizer):
+- typeless precision: the share that overlaps a gold entity of any type;
+- typed precision: the share that overlaps a gold entity of the same type;
+- typed partial recall: the share of gold entities overlapped by an extracted mention of their type;
+- strict F1: exact span and type.
+Overall, per type (precision by the extracted type, recall by the gold type) and per era; with several
+--min-score values, one row per threshold (mentions scored below it dropped). Prints words/s too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import Counter, defaultdict
+from dataclasses import asdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TYPES = ("METHOD", "DATASET", "TASK", "METRIC", "HARDWARE", "TERM")
+
+
+def load(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def overlaps(a: dict, b: dict) -> bool:
+    return a["start"] < b["end"] and b["start"] < a["end"]
+
+
+def score(docs: list[dict], predicted: dict[str, list[dict]], min_score: float) -> dict:
+    counts: dict[str, Counter] = defaultdict(Counter)
+    for doc in docs:
+        gold = doc["entities"]
+        mine = [m for m in predicted[doc["id"]] if m["score"] >= min_score]
+        for group in ("all", doc.get("era", "?")):
+            c = counts[group]
+            for m in mine:
+                any_type = any(overlaps(m, g) for g in gold)
+                same = any(overlaps(m, g) and g["label"] == m["label"] for g in gold)
+                exact = any((m["start"], m["end"], m["label"]) == (g["start"], g["end"], g["label"]) for g in gold)
+                for key in ("", m["label"]):
+                    c[f"pred{key}"] += 1
+                    c[f"typeless{key}"] += any_type
+                    c[f"typed{key}"] += same
+                c["exact"] += exact
+            for g in gold:
+                for key in ("", g["label"]):
+                    c[f"gold{key}"] += 1
+                    c[f"found{key}"] += any(overlaps(m, g) and m["label"] == g["label"] for m in mine)
+    def ratio(a: int, b: int) -> float | None:
+        return round(a / b, 3) if b else None
+    report = {}
+    for group, c in counts.items():
+        p, r = ratio(c["exact"], c["pred"]), ratio(c["exact"], c["gold"])
+        row = {
+            "mentions": c["pred"], "gold": c["gold"],
+            "typeless_precision": ratio(c["typeless"], c["pred"]), "typed_precision": ratio(c["typed"], c["pred"]),
+            "typed_partial_recall": ratio(c["found"], c["gold"]),
+            "strict_f1": round(2 * p * r / (p + r), 3) if p and r else 0.0,
+        }
+        if group == "all":
+            row["per_type"] = {t: {"mentions": c[f"pred{t}"], "typed_precision": ratio(c[f"typed{t}"], c[f"pred{t}"]),
+                                   "gold": c[f"gold{t}"], "typed_partial_recall": ratio(c[f"found{t}"], c[f"gold{t}"])} for t in TYPES}
+        report[group] = row
+    return report
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--gold", type=Path, default=ROOT / "bench" / "gold" / "dev.jsonl")
+    parser.add_argument("--recognizer", default=None, help="a model folder, 'none' for rules alone (default: the shipped one)")
+    parser.add_argument("--min-score", type=float, nargs="*", default=[0.0])
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+
+    from kg.extract.papers import extract_papers
+    from kg.extract.pipeline import load_pipeline
+    from kg.model import DEFAULT_RECOGNIZER, Paper
+
+    recognizer = DEFAULT_RECOGNIZER if args.recognizer is None else (None if args.recognizer == "none" else args.recognizer)
+    docs = load(args.gold)
+    papers = [Paper(id=d["id"], title=d.get("title", ""), abstract=d["text"]) for d in docs]
+    nlp = load_pipeline(recognizer=recognizer)
+    began = time.perf_counter()
+    predicted = {x.paper_id: [asdict(m) for m in x.mentions] for x in extract_papers(papers, nlp=nlp)}
+    seconds = time.perf_counter() - began
+    words = sum(len(d["text"].split()) for d in docs)
+    results = {str(s): score(docs, predicted, s) for s in args.min_score}
+    if args.json:
+        print(json.dumps({"gold": str(args.gold), "words_per_second": round(words / seconds), "by_min_score": results}, indent=1))
+        return 0
+    print(f"{args.gold} ({len(docs)} abstracts), recognizer {args.recognizer or 'shipped'}: {words / seconds:,.0f} words/s")
+    print(f"{'min score':>9}  {'mentions':>8}  {'typeless P':>10}  {'typed P':>7}  {'typed R':>7}  {'strict F1':>9}")
+    for s, report in results.items():
+        a = report["all"]
+        print(f"{float(s):>9.2f}  {a['mentions']:>8}  {a['typeless_precision']:>10}  {a['typed_precision']:>7}  {a['typed_partial_recall']:>7}  {a['strict_f1']:>9}")
+    first = next(iter(results.values()))
+    print("per type at min score", next(iter(results)), ":", ", ".join(f"{t} P {v['typed_precision']} R {v['typed_partial_recall']} ({v['mentions']})" for t, v in first["all"]["per_type"].items()))
+    print("per era:", ", ".join(f"{era} P {v['typed_precision']} R {v['typed_partial_recall']}" for era, v in sorted(first.items()) if era != "all"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
