@@ -85,11 +85,13 @@ def build(
     dask_address: str | None = None,
     recognizer: str | None = DEFAULT_RECOGNIZER,
     embed: bool = False,
+    min_score: float | None = None,
 ) -> BuildSummary:
     """Run every stage; `workers` spaCy processes (None: `kg.extract.runner.default_workers`), or a Dask scheduler at `dask_address`
     ("local" starts a LocalCluster). Extraction results are cached in `cache_dir`
     (default ``OUT/cache``) unless `no_cache`. `embed` adds sentence embeddings and each
-    paper's semantic neighbours (`kg.related_work.embed`; needs the embed extra)."""
+    paper's semantic neighbours (`kg.related_work.embed`; needs the embed extra). Mentions scored
+    below `min_score` are dropped (None: the threshold chosen on kg's gold dev set; 0: keep all)."""
     started = time.perf_counter()
     clock = StageClock(progress)
     out = Path(out_dir)
@@ -124,7 +126,7 @@ def build(
             found, graph, embedded, turtle = _write_outputs(
                 corpus.papers, generation.folder, cache_dir=None if no_cache else (cache_dir if cache_dir is not None else out / CACHE_DIR),
                 workers=workers, dask_address=dask_address, clock=clock, recognizer=recognizer, embed=embed,
-                previous=previous,
+                previous=previous, min_score=min_score,
             )
             generation.publish()
         if not embed:  # an earlier build's embeddings: their links now point at nothing
@@ -175,6 +177,7 @@ def _write_outputs(
     recognizer: str | None,
     embed: bool,
     previous: Path | None,
+    min_score: float | None = None,
 ) -> tuple[CorpusConcepts, nx.DiGraph, Embeddings | None, TurtleWritten]:
     """Every stage after reading, each output file written into `folder` (a new generation);
     `previous` is the generation being replaced (None: make everything from scratch)."""
@@ -184,7 +187,7 @@ def _write_outputs(
     from kg.extract.provenance import describe_pipeline
     from kg.graph import build_graph, save
 
-    found = find_concepts(papers, cache_dir=cache_dir, workers=workers, dask_address=dask_address, recognizer=recognizer, clock=clock)
+    found = find_concepts(papers, cache_dir=cache_dir, workers=workers, dask_address=dask_address, recognizer=recognizer, clock=clock, min_score=min_score)
     resolution = found.resolution
     similar, embedded = [], None
     if embed:

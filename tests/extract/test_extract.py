@@ -243,3 +243,14 @@ def test_span_hygiene(nlp, text, absent, present):
         assert good in found
     for mention in extract_text(text, nlp=nlp).mentions:
         assert not set(mention.text) & set("{}$\\*") and mention.text[0].isalnum() and mention.text[-1] not in "-("
+
+
+def test_debris_and_citations_are_read_as_a_reader_would(nlp):
+    """spaCy sees the repaired text; offsets still index the abstract as given, debris included."""
+    text = "We train hid(cid:173) den Markov models [Le Cun, Denker and Sol1a, 1990] for speech recog- nition."
+    mentions = extract_text(text, nlp=nlp).mentions
+    assert all(text[m.start : m.end] == m.text for m in mentions)
+    by_text = {m.text: m for m in mentions}
+    assert "hid(cid:173) den Markov models" in by_text and by_text["hid(cid:173) den Markov models"].label == "METHOD"
+    assert "speech recog- nition" in by_text and by_text["speech recog- nition"].label == "TASK"
+    assert not [m for m in mentions if "Sol1a" in m.text or "Cun" in m.text or m.text == "al"]

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from kg.cli.common import progress_reporter, recognizer_option, workers_option
+from kg.cli.common import min_score_option, progress_reporter, recognizer_option, workers_option
 
 if TYPE_CHECKING:
     from kg.builder import BuildSummary
@@ -25,6 +25,7 @@ SKIPPED_SHOWN = 20  # the summary lists this many skipped records, then counts t
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the extraction cache.")
 @click.option("--dask", "dask_address", metavar="ADDRESS", default=None, help="Run extraction on a Dask cluster: a scheduler address (tcp://host:8786) or 'local'.")
 @recognizer_option
+@min_score_option
 @click.option("--timings", is_flag=True, help="After the summary, the wall time of every stage (where a build spends its time).")
 @click.option(
     "--embed", is_flag=True,
@@ -41,6 +42,7 @@ def build(
     no_cache: bool,
     dask_address: str | None,
     recognizer: str | None,
+    min_score: float | None,
     timings: bool,
     embed: bool,
 ) -> None:
@@ -65,6 +67,7 @@ def build(
             dask_address=dask_address,
             recognizer=recognizer,
             embed=embed,
+            min_score=min_score,
         )
     if not quiet:
         click.echo(render_summary(summary))

@@ -88,6 +88,15 @@ def recognizer_option(command: F) -> F:
     )(command)
 
 
+def min_score_option(command: F) -> F:
+    """``--min-score S``: drop mentions scored below S, as ``min_score`` (None: kg's default)."""
+    return click.option(
+        "--min-score", "min_score", type=click.FloatRange(0, 1), default=None, metavar="S",
+        help="Drop mentions whose score (the chance a reader accepts the mention with its type) is below S; "
+        "0 keeps every mention  [default: the threshold chosen on kg's gold dev set, in kg/models/mention-scorer.json].",
+    )(command)
+
+
 def workers_option(command: F) -> F:
     """``-j N``: extraction processes, as ``workers`` (None: the machine's cores, `kg.extract.runner.default_workers`)."""
     from kg.extract.runner import WORKER_MEMORY

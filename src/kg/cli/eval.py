@@ -6,7 +6,7 @@ import json
 
 import click
 
-from kg.cli.common import recognizer_option
+from kg.cli.common import min_score_option, recognizer_option
 
 
 @click.command(name="eval")
@@ -15,7 +15,8 @@ from kg.cli.common import recognizer_option
               help="How gold labels map to kg types (Method, Task, Metric, Material→DATASET, OtherScientificTerm→TERM).")
 @click.option("--json", "as_json", is_flag=True, help="Print the scores as JSON.")
 @recognizer_option
-def eval_(gold: str, mapping: str, as_json: bool, recognizer: str | None) -> None:
+@min_score_option
+def eval_(gold: str, mapping: str, as_json: bool, recognizer: str | None, min_score: float | None) -> None:
     """Score kg's extraction against GOLD, a JSON Lines file of gold entity spans.
 
     Each line: {"id", "text", "entities": [{"start", "end", "label", "text"}]}.
@@ -24,7 +25,7 @@ def eval_(gold: str, mapping: str, as_json: bool, recognizer: str | None) -> Non
     """
     from kg.training.evaluate import evaluate_file
 
-    report = evaluate_file(gold, mapping=mapping, recognizer=recognizer)  # type: ignore[arg-type]
+    report = evaluate_file(gold, mapping=mapping, recognizer=recognizer, min_score=min_score)  # type: ignore[arg-type]
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2, sort_keys=True))
         return
@@ -40,5 +41,5 @@ def render_report(report) -> str:
             f"{label:<8} {s.precision:>9.3f} {s.recall:>6.3f} {s.f1:>6.3f}   {p.precision:>9.3f} {p.recall:>6.3f} {p.f1:>6.3f}"
             f"   {s.gold:>5} {s.predicted:>5}"
         )
-    lines.append("(micro: over DATASET, METHOD, METRIC and TASK; TERM is scored apart)")
+    lines.append("(micro: over DATASET, METHOD, METRIC and TASK; HARDWARE and TERM are scored apart)")
     return "\n".join(lines)

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from kg.cli.common import recognizer_option, workers_option
+from kg.cli.common import min_score_option, recognizer_option, workers_option
 
 
 @click.command()
@@ -17,7 +17,10 @@ from kg.cli.common import recognizer_option, workers_option
 @workers_option
 @click.option("--cache", "cache_dir", type=click.Path(file_okay=False), default=None, help="Extraction cache folder (e.g. a build's OUT/cache); none by default.")
 @recognizer_option
-def extract(inputs: tuple[str, ...], fmt: str, skip_invalid: bool, workers: int | None, cache_dir: str | None, recognizer: str | None) -> None:
+@min_score_option
+def extract(
+    inputs: tuple[str, ...], fmt: str, skip_invalid: bool, workers: int | None, cache_dir: str | None, recognizer: str | None, min_score: float | None
+) -> None:
     """Extract methods, datasets, hardware, metrics and tasks from the abstracts in INPUTS.
 
     INPUTS are files or folders (as for `kg build`) or `-` for JSON Lines on stdin. Per
@@ -29,7 +32,7 @@ def extract(inputs: tuple[str, ...], fmt: str, skip_invalid: bool, workers: int 
     from kg.ingest import read_corpus
 
     corpus = read_corpus(list(inputs), skip_invalid=skip_invalid, stdin=sys.stdin)
-    found = find_concepts(corpus.papers, cache_dir=cache_dir, workers=workers or default_workers(), recognizer=recognizer)
+    found = find_concepts(corpus.papers, cache_dir=cache_dir, workers=workers or default_workers(), recognizer=recognizer, min_score=min_score)
     records = [entities_record(paper, entities) for paper, entities in zip(corpus.papers, found.resolution.entities, strict=True)]
     if fmt == "jsonl":
         for record in records:

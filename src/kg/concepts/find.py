@@ -17,6 +17,7 @@ from kg.concepts.propagate import propagate
 from kg.concepts.resolve import resolve
 from kg.concepts.title_roles import mark_title_names
 from kg.extract.runner import EXTRACT_STAGE, ExtractionStats, run_extraction
+from kg.extract.scoring import above, default_min_score, load_scorer, score_extractions
 from kg.model import DEFAULT_RECOGNIZER, Paper, PaperEntities, PaperExtraction, Progress, Resolution
 from kg.util.stages import StageClock
 
@@ -29,14 +30,21 @@ class CorpusConcepts:
     stats: ExtractionStats
 
 
-def resolve_corpus(papers: Sequence[Paper], extractions: Sequence[PaperExtraction], *, clock: StageClock | None = None) -> Resolution:
+def resolve_corpus(
+    papers: Sequence[Paper], extractions: Sequence[PaperExtraction], *, clock: StageClock | None = None, min_score: float | None = None
+) -> Resolution:
     """Corpus-wide concepts for per-paper extractions (parallel to `papers`): the names titles
-    open with marked proposed, then resolve, then propagate (each a stage of `clock`)."""
+    open with marked proposed; every mention scored (`kg.extract.scoring`) and those below
+    `min_score` dropped (None: the threshold chosen on kg's gold dev set; 0 keeps all); then
+    resolve, then propagate (each a stage of `clock`). Only concepts of kept mentions spread."""
     clock = clock or StageClock()
+    scorer = load_scorer()
+    threshold = default_min_score() if min_score is None else min_score
     with clock.stage("Resolving concepts", len(papers)) as report:
-        resolved = resolve(mark_title_names(papers, extractions), report=report)
+        scored = score_extractions(papers, mark_title_names(papers, extractions), scorer)
+        resolved = resolve(above(scored, threshold), report=report)
     with clock.stage("Propagating concepts", len(papers)) as report:
-        return propagate(papers, resolved, report=report)
+        return propagate(papers, resolved, report=report, concept_scores=scorer is not None)
 
 
 def find_concepts(
@@ -48,16 +56,18 @@ def find_concepts(
     progress: Progress | None = None,
     recognizer: str | None = DEFAULT_RECOGNIZER,
     clock: StageClock | None = None,
+    min_score: float | None = None,
 ) -> CorpusConcepts:
     """Extract every paper (cached in `cache_dir` unless None), then resolve and propagate.
     `recognizer`: the trained model folder (the shipped one by default; None: rules alone).
-    `clock` times the three stages (and reports them to its progress, which replaces `progress`)."""
+    `clock` times the three stages (and reports them to its progress, which replaces `progress`).
+    `min_score`: mentions scored below it are dropped (see `resolve_corpus`)."""
     clock = clock or StageClock(progress)
     with clock.stage(EXTRACT_STAGE, reports_itself=True):
         extractions, stats = run_extraction(
             papers, cache_dir=cache_dir, workers=workers, dask_address=dask_address, progress=clock.progress, recognizer=recognizer
         )
-    return CorpusConcepts(resolve_corpus(papers, extractions, clock=clock), stats)
+    return CorpusConcepts(resolve_corpus(papers, extractions, clock=clock, min_score=min_score), stats)
 
 
 def entities_record(paper: Paper, entities: PaperEntities) -> dict[str, Any]:

@@ -369,8 +369,11 @@ def _mention_acronym_key(text: str) -> str | None:
     return words.acronym_key(0, len(words)) if words is not None else None
 
 
-def propagate_paper(paper: Paper, entities: PaperEntities, lexicon: Lexicon, *, types: dict[str, EntityType]) -> PaperEntities:
-    """`entities` plus a lexicon mention for every further occurrence of a known concept."""
+def propagate_paper(
+    paper: Paper, entities: PaperEntities, lexicon: Lexicon, *, types: dict[str, EntityType], scores: dict[str, float] | None = None
+) -> PaperEntities:
+    """`entities` plus a lexicon mention for every further occurrence of a known concept, scored
+    as the concept's extracted mentions are on average (`scores`; else `LEXICON_SCORE`)."""
     text = paper.abstract
     taken = [(m.start, m.end) for m in entities.mentions]
     acronyms: dict[str, str] = {}  # this paper's acronyms, as extraction resolved them here
@@ -397,7 +400,7 @@ def propagate_paper(paper: Paper, entities: PaperEntities, lexicon: Lexicon, *, 
                 concept=match.concept,
                 role="used",
                 source=LEXICON_SOURCE,
-                score=LEXICON_SCORE,
+                score=scores.get(match.concept, LEXICON_SCORE) if scores else LEXICON_SCORE,
                 sent_start=sent_start,
                 sent_end=sent_end,
             )
@@ -406,11 +409,24 @@ def propagate_paper(paper: Paper, entities: PaperEntities, lexicon: Lexicon, *, 
     return PaperEntities(entities.paper_id, tuple(mentions))
 
 
+def _mean_scores(resolution: Resolution) -> dict[str, float]:
+    sums: dict[str, list[float]] = {}
+    for found in resolution.entities:
+        for mention in found.mentions:
+            total = sums.setdefault(mention.concept, [0.0, 0.0])
+            total[0] += mention.score
+            total[1] += 1
+    return {concept: round(total / count, 4) for concept, (total, count) in sums.items()}
+
+
 @gc_paused()
 def propagate(
-    papers: Sequence[Paper], resolution: Resolution, *, lexicon: Lexicon | None = None, report: Callable[[int], None] | None = None
+    papers: Sequence[Paper], resolution: Resolution, *, lexicon: Lexicon | None = None, report: Callable[[int], None] | None = None,
+    concept_scores: bool = False,
 ) -> Resolution:
     """`resolution` with every paper's further lexicon occurrences added (concepts unchanged).
+    With `concept_scores`, a lexicon mention is scored as its concept's extracted mentions are on
+    average (calibrated scores: the chance a reader accepts it); else `LEXICON_SCORE`.
 
     `papers` and ``resolution.entities`` are parallel (as `kg build` makes them); `report` is
     told how many papers are done, every `REPORT_EVERY`.
@@ -420,9 +436,10 @@ def propagate(
     if lexicon is None:
         lexicon = build_lexicon(resolution.concepts)
     types = {concept.id: concept.type for concept in resolution.concepts}
+    scores = _mean_scores(resolution) if concept_scores else None
     entities = []
     for done, (paper, found) in enumerate(zip(papers, resolution.entities, strict=True), start=1):
-        entities.append(propagate_paper(paper, found, lexicon, types=types))
+        entities.append(propagate_paper(paper, found, lexicon, types=types, scores=scores))
         if report is not None and done % REPORT_EVERY == 0:
             report(done)
     return Resolution(tuple(entities), resolution.concepts)

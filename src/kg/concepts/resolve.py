@@ -18,12 +18,19 @@ from collections.abc import Callable, Iterable
 from kg.concepts.acronyms import WORD_RUN, AcronymTable, normalize_key
 from kg.concepts.hierarchy import infer_broader
 from kg.model import ENTITY_TYPES, Concept, LocalMention, Mention, PaperEntities, PaperExtraction, Resolution
+from kg.text.clean import clean_text
 from kg.text.markup import EMPHASIS
 from kg.text.vocab import VocabEntry, Vocabulary, concept_id, is_acronym, load_vocabulary
 from kg.util.gcpause import gc_paused
 from kg.util.stages import REPORT_EVERY
 
 MAX_ALT_LABELS = 25
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def readable(text: str) -> str:
+    """A mention's text as a reader reads it (PDF debris repaired): labels never carry "(cid:173)"."""
+    return clean_text(text).text
 
 
 @functools.lru_cache(maxsize=1 << 18)
@@ -38,19 +45,20 @@ def _own_keys(text: str) -> tuple[str, ...]:
     return tuple(keys)
 
 
-def _group_of(mention: LocalMention, vocabulary: Vocabulary, acronyms: AcronymTable, defined_here: dict[str, str]) -> str:
+def _group_of(mention: LocalMention, text: str, vocabulary: Vocabulary, acronyms: AcronymTable, defined_here: dict[str, str]) -> str:
     """The merge group of a mention: a curated concept id, or ``key:<normalised key>``.
 
     `defined_here` maps this paper's own acronyms to their long-form keys: a paper that
-    writes "adversarial examples (AEs)" means that, not the curated AE (autoencoder).
+    writes "adversarial examples (AEs)" means that, not the curated AE (autoencoder). `text`
+    is the mention's text as read (`readable`: PDF debris repaired).
     Acronyms inside a name are spelled out first ("Wasserstein GAN"), so variants merge.
     """
     key = mention.key
-    defined = is_acronym(mention.text) and normalize_key(mention.text) in defined_here
+    defined = is_acronym(text) and normalize_key(text) in defined_here
     if defined:
-        key = defined_here[normalize_key(mention.text)]
-    elif key == normalize_key(mention.text):
-        key = acronyms.expand(mention.text, defined_here)
+        key = defined_here[normalize_key(text)]
+    elif key == normalize_key(text):
+        key = acronyms.expand(text, defined_here)
     key = acronyms.spelling(key)
     if mention.vocab:
         entry = vocabulary.get(mention.vocab)
@@ -58,11 +66,11 @@ def _group_of(mention: LocalMention, vocabulary: Vocabulary, acronyms: AcronymTa
         if entry is None or not own_definition or _names(entry, key):
             return mention.vocab
         return _curated_or_key(key, vocabulary, acronyms)
-    if is_acronym(mention.text) and normalize_key(mention.text) == key:
+    if is_acronym(text) and normalize_key(text) == key:
         borrowed = acronyms.borrowed(key)  # an acronym this paper did not define, defined elsewhere
         if borrowed is not None:
             key = borrowed[0]
-    entry = vocabulary.lookup(mention.text) if key == normalize_key(mention.text) else None
+    entry = vocabulary.lookup(text) if key == normalize_key(text) else None
     return entry.id if entry is not None else _curated_or_key(key, vocabulary, acronyms)
 
 
@@ -132,15 +140,15 @@ def resolve(
         paper_groups: list[str] = []
         groups.append(paper_groups)
         for mention in extraction.mentions:
-            text = mention.text
+            text = readable(mention.text)
             own = tuple(defined_here.get(k) for k in _own_keys(text)) if defined_here else ()
             fields = (mention.key, text, mention.vocab, mention.source == "acronym", own)
             group = memo.get(fields)
             if group is None:
-                group = memo[fields] = _group_of(mention, vocabulary, acronyms, defined_here)
+                group = memo[fields] = _group_of(mention, text, vocabulary, acronyms, defined_here)
             paper_groups.append(group)
             label_votes[group][mention.label] += 1
-            surfaces[group][mention.text] += 1
+            surfaces[group][text] += 1
         for definition in extraction.definitions:
             key = defined_here[normalize_key(definition.short)]
             if f"key:{key}" in surfaces:

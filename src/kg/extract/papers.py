@@ -4,8 +4,10 @@
 results can be cached per paper and computed in parallel; `kg.concepts.resolve.resolve` then
 merges them across the corpus into concepts.
 
-Markup is masked before spaCy sees the text (`kg.text.markup.mask_markup`): same length, so
-every offset still points into the abstract as given (``abstract[start:end] == text``).
+spaCy reads the abstract as a reader would: PDF debris repaired and citations dropped
+(`kg.text.clean.clean_text`), then markup masked (`kg.text.markup.mask_markup`, same length).
+Every span found is mapped back through the clean text's character origins, so offsets point
+into the abstract as given (``abstract[start:end] == text``, debris included).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from kg.model import DEFAULT_RECOGNIZER, Definition, LocalMention, Paper, PaperExtraction
+from kg.text.clean import CleanText, clean_text
 from kg.text.markup import mask_markup
 
 if TYPE_CHECKING:
@@ -22,19 +25,21 @@ if TYPE_CHECKING:
     from spacy.tokens import Doc
 
 
-def doc_to_extraction(paper_id: str, abstract: str, doc: Doc) -> PaperExtraction:
-    """Plain data from a processed doc; offsets index `abstract` (same length as the doc text)."""
+def doc_to_extraction(paper_id: str, abstract: str, doc: Doc, clean: CleanText | None = None) -> PaperExtraction:
+    """Plain data from a doc of `clean` (the abstract's clean text, masked); offsets index `abstract`."""
+    clean = clean if clean is not None else clean_text(abstract)
     mentions = []
     # Sentence of each token, computed once (Span.sent walks the doc on every call).
     sentences = list(doc.sents) if doc.has_annotation("SENT_START") or doc.has_annotation("DEP") else [doc[:]]
     sent_starts = [s.start for s in sentences]
     masked = doc.text
     for span in doc.spans.get("kg", []):
-        start, end = span.start_char, span.end_char
-        if abstract[start:end] != masked[start:end]:
+        if clean.text[span.start_char : span.end_char] != masked[span.start_char : span.end_char]:
             continue  # markup inside the span (masked for spaCy): its text would carry the markup
+        start, end = clean.span(span.start_char, span.end_char)
         sent = sentences[bisect_right(sent_starts, span.start) - 1]
         last = sentences[bisect_right(sent_starts, span.end - 1) - 1]  # a span may cross a boundary
+        sent_start, sent_end = clean.span(sent.start_char, last.end_char)
         mentions.append(
             LocalMention(
                 start=start,
@@ -46,8 +51,8 @@ def doc_to_extraction(paper_id: str, abstract: str, doc: Doc) -> PaperExtraction
                 role=span._.kg_role,
                 source=span._.kg_source,
                 score=round(float(span._.kg_score), 4),
-                sent_start=sent.start_char,
-                sent_end=last.end_char,
+                sent_start=sent_start,
+                sent_end=sent_end,
             )
         )
     definitions = tuple(sorted({Definition(short, long, lab) for short, long, lab in doc._.kg_definitions}, key=lambda d: (d.short, d.long)))
@@ -76,6 +81,7 @@ def extract_papers(
 
         nlp = load_pipeline(recognizer=recognizer)
     # Generator of (masked text, paper) so papers stream through nlp.pipe without a list.
-    stream = ((mask_markup(paper.abstract), paper) for paper in papers)
-    for doc, paper in nlp.pipe(stream, as_tuples=True, batch_size=batch_size, n_process=n_process):
-        yield doc_to_extraction(paper.id, paper.abstract, doc)
+    cleaned = ((clean_text(paper.abstract), paper) for paper in papers)
+    stream = ((mask_markup(clean.text), (paper, clean)) for clean, paper in cleaned)
+    for doc, (paper, clean) in nlp.pipe(stream, as_tuples=True, batch_size=batch_size, n_process=n_process):
+        yield doc_to_extraction(paper.id, paper.abstract, doc, clean)

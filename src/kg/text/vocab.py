@@ -19,7 +19,7 @@ import functools
 import hashlib
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 
 from kg.model import EntityType
@@ -31,6 +31,8 @@ VOCAB_FILES: dict[str, EntityType] = {
     "metrics.tsv": "METRIC",
     "tasks.tsv": "TASK",
 }
+
+SENSES_FILE = "senses.tsv"  # surfaces whose concept depends on the words around them
 
 # Words that end in "s" but are not plurals (or whose singular is the same word).
 _NOT_PLURAL = {
@@ -119,6 +121,14 @@ class VocabEntry:
         return any(ch.isupper() for ch in self.label)
 
 
+@dataclass(frozen=True, slots=True)
+class Sense:
+    """One sense of an ambiguous surface: the curated concept it names where a cue word is present."""
+
+    concept: str  # concept id
+    cues: frozenset[str]  # lower-case words or phrases
+
+
 @dataclass(frozen=True)
 class Vocabulary:
     entries: tuple[VocabEntry, ...]
@@ -126,6 +136,19 @@ class Vocabulary:
     by_surface: dict[str, VocabEntry]  # exact-case alias of acronyms → entry
     by_id: dict[str, VocabEntry]
     digest: str  # hash of the files, part of the pipeline version
+    senses: dict[str, tuple[Sense, ...]] = field(default_factory=dict)  # ambiguous surface → its senses, in order
+
+    def sense(self, surface: str, text: str) -> VocabEntry | None:
+        """The curated concept an ambiguous `surface` names in `text` (an abstract): the first sense
+        one of whose cues appears there as whole words, any case; None when none does."""
+        senses = self.senses.get(surface) or self.senses.get(surface.lower()) or ()
+        if not senses:
+            return None
+        words = _words_of(text)
+        for sense in senses:
+            if any(cue in words if " " not in cue else re.search(rf"(?<!\w){re.escape(cue)}(?!\w)", text.lower()) for cue in sense.cues):
+                return self.by_id.get(sense.concept)
+        return None
 
     def lookup(self, text: str, label: str | None = None) -> VocabEntry | None:
         """The entry a surface form names (exact case for acronyms), optionally of one type."""
@@ -154,6 +177,25 @@ def is_acronym(text: str) -> bool:
 
 def _split(field: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in field.split("|") if part.strip())
+
+
+@functools.lru_cache(maxsize=4096)
+def _words_of(text: str) -> frozenset[str]:
+    return frozenset(re.findall(r"[\w-]+", text.lower()))
+
+
+def parse_senses(text: str, entries: dict[str, VocabEntry]) -> dict[str, tuple[Sense, ...]]:
+    """Ambiguous surfaces (senses.tsv): surface → its senses, each naming an entry by its label."""
+    by_label = {entry.label: entry for entry in entries.values()}
+    senses: dict[str, list[Sense]] = {}
+    for line in text.splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        surface, label, cues = (part.strip() for part in line.split("\t")[:3])
+        if label not in by_label:
+            raise ValueError(f"senses.tsv: {label!r} is no concept of the vocabulary")
+        senses.setdefault(surface, []).append(Sense(by_label[label].id, frozenset(c.lower() for c in _split(cues))))
+    return {surface: tuple(found) for surface, found in senses.items()}
 
 
 def parse_vocab(text: str, label: EntityType) -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:
@@ -201,4 +243,10 @@ def load_vocabulary() -> Vocabulary:
             else:
                 by_key.setdefault((entry.type, normalize_key(surface)), entry)
     by_id = {entry.id: entry for entry in entries}
-    return Vocabulary(tuple(entries), by_key, by_surface, by_id, digest.hexdigest())
+    senses_file = folder / SENSES_FILE
+    senses = {}
+    if senses_file.is_file():
+        text = senses_file.read_text(encoding="utf-8")
+        digest.update(SENSES_FILE.encode() + b"\0" + text.encode("utf-8"))
+        senses = parse_senses(text, by_id)
+    return Vocabulary(tuple(entries), by_key, by_surface, by_id, digest.hexdigest(), senses)

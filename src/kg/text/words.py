@@ -208,3 +208,14 @@ VAGUE_HEADS = frozenset(
     operation action state status object entity item sample instance design view perspective goal
     purpose need use usage capability ability capacity cost budget requirement constraint""".split()
 )
+
+# Whole research fields: ANNOTATION.md never marks them ("machine learning, computer vision, NLP,
+# robotics, artificial intelligence, information retrieval"); they stay concepts of the curated
+# hierarchy, where they are broader concepts, but are not mentions of a paper.
+RESEARCH_FIELDS = frozenset(
+    """machine learning|artificial intelligence|AI|natural language processing|NLP|computer vision|robotics|
+    information retrieval|data mining|signal processing|image processing|speech processing|pattern recognition|
+    computational linguistics|statistics|neuroscience|computational neuroscience|cognitive science|bioinformatics|
+    computer graphics|operations research|control theory|information theory|learning theory|statistical learning theory|
+    deep learning research|machine learning research""".replace("\n", "").split("|")
+)

@@ -3,8 +3,9 @@
 Gold files are JSON Lines ``{"id", "text", "entities": [{"start", "end", "label", "text"}]}``
 (the format of ``../shared/eval``). Gold labels map to kg types (Method→METHOD, Task→TASK,
 Metric→METRIC, Material→DATASET, OtherScientificTerm→TERM; kg's own type names are read as
-themselves); other gold labels (Generic) and kg's HARDWARE are left out. Scores are per type
-and micro-averaged over METHOD, TASK, METRIC and DATASET; TERM is scored apart.
+themselves, HARDWARE included); other gold labels (Generic) are left out. Scores are per type
+and micro-averaged over METHOD, TASK, METRIC and DATASET (the SciERC benchmark's types);
+HARDWARE and TERM are scored apart.
 
 * strict: a prediction counts when start, end and type equal a gold span's;
 * partial: a prediction counts when it overlaps a gold span of the same type (precision),
@@ -25,10 +26,10 @@ from kg.model import DEFAULT_RECOGNIZER, Paper
 
 Mapping = Literal["scierc", "scirex"]
 _COMMON = {"Method": "METHOD", "Task": "TASK", "Metric": "METRIC", "Material": "DATASET", "OtherScientificTerm": "TERM"}
-_KG_NAMES = {name: name for name in ("METHOD", "TASK", "METRIC", "DATASET", "TERM")}  # gold written in kg's own types
+_KG_NAMES = {name: name for name in ("METHOD", "TASK", "METRIC", "DATASET", "HARDWARE", "TERM")}  # gold written in kg's own types
 LABEL_MAPS: dict[str, dict[str, str]] = {"scierc": {**_COMMON, **_KG_NAMES}, "scirex": {**_COMMON, **_KG_NAMES}, "train": {**_COMMON, **_KG_NAMES}}
 EVAL_TYPES = ("METHOD", "DATASET", "METRIC", "TASK")  # micro-averaged over these
-REPORTED_TYPES = (*EVAL_TYPES, "TERM")  # TERM is scored and shown apart from the micro average
+REPORTED_TYPES = (*EVAL_TYPES, "HARDWARE", "TERM")  # HARDWARE and TERM are scored and shown apart from the micro average
 
 Span = tuple[int, int, str]  # start, end, kg type
 
@@ -154,8 +155,11 @@ def score(gold: Sequence[GoldDoc], predicted: Sequence[Iterable[Span]], *, gold_
     return EvalReport(gold_file, len(gold), report["strict"], report["partial"])
 
 
-def evaluate_file(path: str | os.PathLike[str], *, mapping: Mapping = "scierc", nlp=None, recognizer: str | None = DEFAULT_RECOGNIZER) -> EvalReport:
-    """Run kg's extraction (and resolution) on the gold texts and score it."""
+def evaluate_file(
+    path: str | os.PathLike[str], *, mapping: Mapping = "scierc", nlp=None, recognizer: str | None = DEFAULT_RECOGNIZER, min_score: float | None = None
+) -> EvalReport:
+    """Run kg's extraction (and resolution) on the gold texts and score it; mentions scored below
+    `min_score` are dropped as `kg build` drops them (None: kg's default threshold)."""
     from kg.concepts.find import resolve_corpus
     from kg.extract.papers import extract_papers
     from kg.extract.pipeline import check_recognizer
@@ -163,6 +167,6 @@ def evaluate_file(path: str | os.PathLike[str], *, mapping: Mapping = "scierc", 
     check_recognizer(recognizer)
     gold = load_gold(path, mapping=mapping)
     papers = [Paper(id=f"{i}:{doc.id}", title="", abstract=doc.text) for i, doc in enumerate(gold)]
-    resolution = resolve_corpus(papers, list(extract_papers(papers, nlp=nlp, recognizer=recognizer)))
+    resolution = resolve_corpus(papers, list(extract_papers(papers, nlp=nlp, recognizer=recognizer)), min_score=min_score)
     predicted = [{(m.start, m.end, m.label) for m in entities.mentions} for entities in resolution.entities]
     return score(gold, predicted, gold_file=str(path))

@@ -42,7 +42,7 @@ CONFIG = "recognizer.cfg"  # in kg/assets/
 CARD_FILE = "model-card.md"
 DEFAULT_HOLD_OUT = 20  # percent of every gold file held out when no dev data is given
 SPLIT_SALT = "kg-ner-v1:"
-LABELS = ("METHOD", "TASK", "METRIC", "DATASET", "TERM")
+LABELS = ("METHOD", "TASK", "METRIC", "DATASET", "HARDWARE", "TERM")
 # Trained weights are kept; the rest of spaCy's output (model-last, corpora) is not.
 _NO_SPACE_BEFORE = {",", ".", ")", ";", ":", "?", "!", "]", "'s", "n't", "%"}
 _NO_SPACE_AFTER = {"(", "["}

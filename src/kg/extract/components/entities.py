@@ -24,9 +24,20 @@ from kg.extract.components.spans import has_dep, has_pos
 from kg.extract.components.typed_phrases import SPAN_KEY as PHRASE_KEY
 from kg.extract.components.vocab_ruler import SPAN_KEY as VOCAB_KEY
 from kg.text.vocab import Vocabulary, load_vocabulary, normalize_key, singularize
-from kg.text.words import EDGE_WORDS, FIRST_WORD_STOP, GENERIC_MODIFIERS, GENERIC_WORDS, HEAD_TYPES, NON_ENTITY_HEADS, STOP_WORDS, WRAPPER_HEADS
+from kg.text.words import (
+    EDGE_WORDS,
+    FIRST_WORD_STOP,
+    GENERIC_MODIFIERS,
+    GENERIC_WORDS,
+    HEAD_TYPES,
+    NON_ENTITY_HEADS,
+    RESEARCH_FIELDS,
+    STOP_WORDS,
+    WRAPPER_HEADS,
+)
 
 SPAN_KEY = "kg"
+FIELD_KEYS = frozenset(normalize_key(field.strip()) for field in RESEARCH_FIELDS)  # never a mention
 
 for _name, _default in (("kg_source", None), ("kg_score", 0.0), ("kg_key", None), ("kg_vocab", None), ("kg_role", "used")):
     if not Span.has_extension(_name):
@@ -204,7 +215,7 @@ class EntityMerger:
             span = Span(doc, cand.start, cand.end, label=cand.label)
             text = span.text
             pronoun_like = text.lower() in STOP_WORDS and not text.isupper()  # "it", "This"; not "IS"
-            if not any(ch.isalpha() for ch in text) or pronoun_like or len(text) < 2 or not cand.key:
+            if not any(ch.isalpha() for ch in text) or pronoun_like or len(text) < 2 or not cand.key or cand.key in FIELD_KEYS:
                 continue
             span._.kg_source = cand.source
             span._.kg_score = cand.score

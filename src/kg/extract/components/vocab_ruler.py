@@ -2,8 +2,10 @@
 
 Two PhraseMatchers: phrases match case-insensitively (LOWER), acronyms and capitalised
 names with exact case (ORTH) so "IS" (Inception Score) never matches the verb "is".
-Plural and hyphen/space variants are added as patterns. Results go to
-``doc.spans["kg_vocab"]``: label = type, ``kb_id_`` = the vocabulary concept id.
+Plural and hyphen/space variants are added as patterns. A surface with several senses
+(``senses.tsv``: "EM" the algorithm or exact match) names the sense whose cue words the
+abstract holds, or nothing. Results go to ``doc.spans["kg_vocab"]``: label = type,
+``kb_id_`` = the vocabulary concept id.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from spacy.util import filter_spans
 from kg.text.vocab import VocabEntry, Vocabulary, is_acronym, load_vocabulary
 
 SPAN_KEY = "kg_vocab"
+SENSE_PREFIX = "sense:"  # match ids of ambiguous surfaces
 
 
 def _plural(surface: str) -> str:
@@ -62,6 +65,9 @@ class VocabRuler:
                 if target is exact and not is_acronym(alias) and len(alias) >= 6:
                     # CamelCase names (ImageNet, PageRank) are also written in lower case.
                     folded.setdefault(entry.id, set()).update(surface_variants(alias.lower()))
+        for surface in self.vocabulary.senses:
+            target = exact if any(ch.isupper() for ch in surface) else folded
+            target.setdefault(SENSE_PREFIX + surface, set()).add(surface)
         for matcher, table in ((self.exact, exact), (self.folded, folded)):
             for concept, forms in sorted(table.items()):
                 matcher.add(concept, list(nlp.tokenizer.pipe(sorted(forms))))
@@ -71,8 +77,13 @@ class VocabRuler:
         for matcher in (self.exact, self.folded):
             for match_id, start, end in matcher(doc):
                 concept = doc.vocab.strings[match_id]
-                entry = self.entries[concept]
-                spans.append(Span(doc, start, end, label=entry.type, kb_id=concept))
+                if concept.startswith(SENSE_PREFIX):
+                    entry = self.vocabulary.sense(concept[len(SENSE_PREFIX) :], doc.text)
+                    if entry is None:
+                        continue  # no cue for any sense here: the vocabulary does not say what it names
+                else:
+                    entry = self.entries[concept]
+                spans.append(Span(doc, start, end, label=entry.type, kb_id=entry.id))
         doc.spans[SPAN_KEY] = filter_spans(spans)
         return doc
 
