@@ -15,7 +15,7 @@ def test_pipeline_is_statistical_without_ner_plus_kg_components_and_the_shipped_
     assert pipeline.default_recognizer() is not None, "kg/models/recognizer is missing from this installation"
     assert nlp.pipe_names == ["tok2vec", "tagger", "parser", "attribute_ruler", "lemmatizer", *COMPONENTS]
     assert pipeline.load_pipeline() is nlp  # cached: built once
-    assert set(nlp.get_pipe("kg_recognizer").labels) == {"METHOD", "DATASET", "METRIC", "TASK", "TERM"}
+    assert set(nlp.get_pipe("kg_recognizer").labels) == {"METHOD", "DATASET", "METRIC", "TASK", "HARDWARE", "TERM"}
 
 
 def test_pipeline_version_names_model_recognizer_and_is_stable(nlp):

@@ -39,7 +39,7 @@ def test_kg_eval_json_on_tiny_gold(capsys):
     assert main(["eval", str(FIXTURES / "gold_tiny.jsonl"), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["documents"] == 2
-    assert set(out["strict"]) == {"METHOD", "DATASET", "METRIC", "TASK", "TERM", "micro"}
+    assert set(out["strict"]) == {"METHOD", "DATASET", "METRIC", "TASK", "HARDWARE", "TERM", "micro"}
     # BERT, machine translation, WMT14, BLEU and "convolutional neural network" are found
     # exactly; "detects objects" (a verb phrase) is not.
     assert out["strict"]["micro"]["gold"] == 6
@@ -53,8 +53,8 @@ def test_kg_eval_text_table(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].endswith("gold_tiny.jsonl: 2 documents")
     assert lines[1].split()[:4] == ["type", "strict", "P", "R"]
-    assert [line.split()[0] for line in lines[2:-1]] == ["DATASET", "METHOD", "METRIC", "TASK", "micro", "TERM"]
-    assert lines[-1] == "(micro: over DATASET, METHOD, METRIC and TASK; TERM is scored apart)"
+    assert [line.split()[0] for line in lines[2:-1]] == ["DATASET", "METHOD", "METRIC", "TASK", "micro", "HARDWARE", "TERM"]
+    assert lines[-1] == "(micro: over DATASET, METHOD, METRIC and TASK; HARDWARE and TERM are scored apart)"
 
 
 @pytest.mark.parametrize(

@@ -35,7 +35,7 @@ def eval_(gold: str, mapping: str, as_json: bool, recognizer: str | None, min_sc
 def render_report(report) -> str:
     lines = [f"{report.gold_file}: {report.documents} documents"]
     lines.append(f"{'type':<8} {'strict P':>9} {'R':>6} {'F1':>6}   {'partial P':>9} {'R':>6} {'F1':>6}   {'gold':>5} {'pred':>5}")
-    for label in (*sorted(k for k in report.strict if k not in ("micro", "TERM")), "micro", "TERM"):
+    for label in (*sorted(k for k in report.strict if k not in ("micro", "HARDWARE", "TERM")), "micro", "HARDWARE", "TERM"):
         s, p = report.strict[label], report.partial[label]
         lines.append(
             f"{label:<8} {s.precision:>9.3f} {s.recall:>6.3f} {s.f1:>6.3f}   {p.precision:>9.3f} {p.recall:>6.3f} {p.f1:>6.3f}"

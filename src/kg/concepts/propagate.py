@@ -388,8 +388,8 @@ def propagate_paper(
     known = sorted({(m.sent_start, m.sent_end) for m in entities.mentions if m.sent_end > m.sent_start})
     added = []
     for match in matches:
-        if match.concept not in types:
-            continue
+        if match.concept not in types or (scores is not None and match.concept not in scores):
+            continue  # with scores, only concepts some kept mention names spread (not bare curated broader ones)
         sent_start, sent_end = _sentence(text, match.start, match.end, known)
         added.append(
             Mention(

@@ -130,7 +130,7 @@ def load_scorer() -> MentionScorer | None:
     if text is None:
         warnings.warn(
             f"kg's mention scorer is not installed (kg/models/{SCORER_FILE}); mentions keep fixed per-source "
-            "scores and --min-score filters on those. Reinstall kg to get it back.",
+            "scores, and the score threshold applies to those. Reinstall kg to get it back.",
             NoScorerWarning,
             stacklevel=2,
         )
