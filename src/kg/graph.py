@@ -10,7 +10,7 @@ Node keys are namespaced so paper and concept ids can never collide:
 Edges:
 
 * paper → concept, kind="mentions": role ("proposed" if any mention is proposed, else
-  "used"), mentions (count), weight (sum of mention confidences), spans ([[start, end], …]
+  "used"), mentions (count), weight (sum of mention confidences), spans ([[start, end, score], …]
   character offsets into the paper's abstract, for provenance)
 * concept → broader concept, kind="broader"
 * paper → paper, kind="similar": similarity (cosine of the two papers' sentence embeddings,
@@ -106,7 +106,7 @@ def build_graph(
                 edge = links[target] = {"kind": "mentions", "role": "used", "mentions": 0, "weight": 0.0, "spans": []}
             edge["mentions"] += 1
             edge["weight"] = round(edge["weight"] + float(mention.score), 6)
-            edge["spans"].append([mention.start, mention.end])
+            edge["spans"].append([mention.start, mention.end, mention.score])
             if mention.role == "proposed":
                 edge["role"] = "proposed"
         graph.add_edges_from((source, target, edge) for target, edge in links.items())

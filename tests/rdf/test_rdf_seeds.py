@@ -210,3 +210,19 @@ def test_exact_rows_related_to_hipporag2(backends) -> None:
         ("tsv-truthfulness-separator-vector-9600a01c", "1"),
         ("xlstm-7b-a-7-billion-parameter-llm-dde0c7e6", "1"),
     ]
+
+
+def test_every_annotation_carries_its_mention_score(turtle, out) -> None:
+    """kg:score on each oa:Annotation is the score entities.jsonl gives that mention."""
+    import json
+
+    oa, kg_ns = rdflib.Namespace("http://www.w3.org/ns/oa#"), rdflib.Namespace("https://w3id.org/kg-ml/ontology#")
+    annotations = set(turtle.subjects(rdflib.RDF.type, oa.Annotation))
+    scores = {a: turtle.value(a, kg_ns.score) for a in annotations}
+    assert annotations and all(s is not None and 0 <= float(s) <= 1 for s in scores.values())
+    written = {(r["id"], e["concept"], e["start"], e["end"]): e["score"] for r in map(json.loads, (out / "entities.jsonl").read_text().splitlines()) for e in r["entities"]}
+    by_iri = {str(a).rsplit("/annotation/", 1)[1]: float(s) for a, s in scores.items()}
+    sample = next(iter(written.items()))
+    (pid, cid, start, end), score = sample
+    key = next(k for k in by_iri if k.endswith(f"/{start}-{end}") and k.startswith(pid))
+    assert abs(by_iri[key] - score) < 1e-9

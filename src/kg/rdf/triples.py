@@ -31,7 +31,7 @@ _SURROGATES = re.compile("[\ud800-\udfff]")
 # Bump by hand whenever a code change alters the Turtle written for the same inputs (triples,
 # their order, IRIs, literals): a build then makes every fragment anew instead of copying it
 # from the replaced build. tests/rdf/test_turtle_version.py fails until it is bumped.
-TURTLE_VERSION = 1
+TURTLE_VERSION = 2
 # Everything besides a fragment's inputs that shapes its Turtle bytes, keyed into every digest:
 # that version, the serializer, and Unicode's tables (kg:key values fold with NFKC).
 _CODE = hashlib.blake2b(
@@ -95,6 +95,7 @@ KG_LINKED_CONCEPT = _n("kg", "linkedConcept")
 KG_ROLE = _n("kg", "role")
 KG_MENTIONS = _n("kg", "mentionCount")
 KG_WEIGHT = _n("kg", "weight")
+KG_SCORE = _n("kg", "score")
 KG_SIMILARITY = _n("kg", "Similarity")
 KG_HAS_SIMILAR = _n("kg", "hasSimilarPaper")
 KG_SIMILAR_PAPER = _n("kg", "similarPaper")
@@ -223,7 +224,7 @@ def fragments(graph: nx.DiGraph, *, base: str = DEFAULT_BASE) -> Iterator[Fragme
         edges = sorted((v, d) for _, v, d in graph.out_edges(key, data=True) if d.get("kind") == "mentions" and v in concept_ids)
         mentions = [
             (concept_ids[v], nodes[v].get("type"), d.get("role", "used"), int(d.get("mentions", 0)), float(d.get("weight", 0.0)),
-             sorted({(int(s), int(e)) for s, e in d.get("spans") or ()}))
+             _spans(d.get("spans") or ()))
             for v, d in edges
         ]
         similar = sorted(
@@ -326,8 +327,8 @@ def _paper_triples(
         yield T(link, KG_ROLE, _text(role))
         yield T(link, KG_MENTIONS, ox.Literal(count))
         yield T(link, KG_WEIGHT, _decimal(weight))
-        for start, end in spans:
-            yield from _annotation(iris.annotation(pid, cid, start, end), paper, concept, start, end, run)
+        for start, end, score in spans:
+            yield from _annotation(iris.annotation(pid, cid, start, end), paper, concept, start, end, run, score)
     for rank, other_id, cosine in similar:
         node = iris.similarity(pid, other_id)
         yield T(node, RDF_TYPE, KG_SIMILARITY)
@@ -342,7 +343,19 @@ def _author_triples(iris: Iris, author: str) -> Iterator[ox.Triple]:
     yield ox.Triple(node, FOAF_NAME, _text(author))
 
 
-def _annotation(iri: str, paper: ox.NamedNode, concept: ox.NamedNode, start: int, end: int, run: ox.NamedNode) -> Iterator[ox.Triple]:
+def _spans(spans: Any) -> list[tuple[int, int, float | None]]:
+    """(start, end, score) of each distinct span, sorted; a span given twice keeps its highest score."""
+    best: dict[tuple[int, int], float | None] = {}
+    for span in spans:
+        key, score = (int(span[0]), int(span[1])), (float(span[2]) if len(span) > 2 else None)
+        old = best.get(key)
+        best[key] = score if old is None or (score is not None and score > old) else old
+    return [(start, end, score) for (start, end), score in sorted(best.items())]
+
+
+def _annotation(
+    iri: str, paper: ox.NamedNode, concept: ox.NamedNode, start: int, end: int, run: ox.NamedNode, score: float | None = None
+) -> Iterator[ox.Triple]:
     T = ox.Triple
     annotation, target, selector = ox.NamedNode(iri), ox.NamedNode(iri + "#target"), ox.NamedNode(iri + "#selector")
     yield T(annotation, RDF_TYPE, OA_ANNOTATION)
@@ -350,6 +363,8 @@ def _annotation(iri: str, paper: ox.NamedNode, concept: ox.NamedNode, start: int
     yield T(annotation, OA_BODY, concept)
     yield T(annotation, OA_TARGET, target)
     yield T(annotation, PROV_GENERATED_BY, run)
+    if score is not None:  # the chance a reader accepts the mention with its type
+        yield T(annotation, KG_SCORE, _decimal(score))
     yield T(target, RDF_TYPE, OA_SPECIFIC)
     yield T(target, OA_SOURCE, paper)
     yield T(target, OA_SELECTOR, selector)
