@@ -286,7 +286,9 @@ def test_labels_fit_without_overlapping_and_follow_the_zoom(browser, seeds_out: 
         # Region names come first, then the most shared concept; a budget keeps it sparse.
         regions = [key for key in ids if key.startswith("region:")]
         assert len(regions) >= 2 and ids[: len(regions)] == regions
-        assert top in ids
+        # the most shared concept's name is on the overview: its own label, or the region it names first
+        region_names = [b["text"] for b in labels if b["id"].startswith("region:")]
+        assert top in ids or any(name.startswith(graph.nodes[top]["label"]) for name in region_names)
         assert len(labels) <= round(width * height / 22000)
         # Zoomed in on a paper: paper titles join, still without overlap.
         paper = next(k for k, d in sorted(graph.nodes(data=True)) if d["kind"] == "paper")
