@@ -49,7 +49,7 @@ result = {"words_per_second": round(sum(len(d["text"].split()) for d in docs) / 
 if any(d["entities"] for d in docs):
     resolution = resolve_corpus(papers, extractions)
     predicted = {p.id: [asdict(m) for m in found.mentions] for p, found in zip(papers, resolution.entities)}
-    result.update({k: v for k, v in quality.score(docs, predicted, 0.0)["all"].items()})
+    result.update({k: v for k, v in quality.score(docs, predicted)["all"].items()})
 print(json.dumps(result))
 """
 

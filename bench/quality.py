@@ -36,11 +36,12 @@ def overlaps(a: dict, b: dict) -> bool:
     return a["start"] < b["end"] and b["start"] < a["end"]
 
 
-def score(docs: list[dict], predicted: dict[str, list[dict]], min_score: float) -> dict:
+def score(docs: list[dict], predicted: dict[str, list[dict]]) -> dict:
+    """The measures of `predicted` (paper id → mention dicts, already thresholded) against `docs`."""
     counts: dict[str, Counter] = defaultdict(Counter)
     for doc in docs:
         gold = doc["entities"]
-        mine = [m for m in predicted[doc["id"]] if m["score"] >= min_score]
+        mine = predicted[doc["id"]]
         for group in ("all", doc.get("era", "?")):
             c = counts[group]
             for m in mine:
@@ -101,7 +102,7 @@ def main(argv: list[str]) -> int:
     for threshold in thresholds:
         resolution = resolve_corpus(papers, extractions, min_score=threshold)
         predicted = {p.id: [asdict(m) for m in found.mentions] for p, found in zip(papers, resolution.entities, strict=True)}
-        results[str(threshold)] = score(docs, predicted, 0.0)
+        results[str(threshold)] = score(docs, predicted)
     if args.json:
         print(json.dumps({"gold": str(args.gold), "words_per_second": round(words / seconds), "by_min_score": results}, indent=1))
         return 0

@@ -3,8 +3,8 @@
 Extraction is per paper and misses things: it finds "graph neural network" in one abstract
 and not in another that says the same words. After `kg.concepts.resolve.resolve`, every concept's
 preferred and alternative labels form a corpus-wide lexicon; this stage looks each abstract
-up in it and adds a `Mention` (role "used", source "lexicon", score `LEXICON_SCORE`) for
-every further occurrence. That gives the graph the links extraction missed, so papers that
+up in it and adds a `Mention` (role "used", source "lexicon") for every further occurrence,
+scored as its concept's extracted mentions are on average (or `LEXICON_SCORE` without scores). That gives the graph the links extraction missed, so papers that
 name the same concept share it.
 
 Matching follows `kg.text.vocab.normalize_key`: case-insensitive, hyphen = space, the last word's

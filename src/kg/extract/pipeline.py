@@ -103,13 +103,18 @@ def recognizer_path(choice: str | os.PathLike[str] | None) -> str | None:
         return str(choice)
     shipped = default_recognizer()
     if shipped is None:
-        warnings.warn(
-            "kg's trained entity recognizer is not installed (kg/models/recognizer); extracting with "
-            "rules alone (fewer entities found). Reinstall kg to get it back.",
-            NoRecognizerWarning,
-            stacklevel=3,
-        )
+        _warn_no_recognizer()
     return shipped
+
+
+@functools.lru_cache(maxsize=1)  # once per process: the marker is resolved by every stage that needs it
+def _warn_no_recognizer() -> None:
+    warnings.warn(
+        "kg's trained entity recognizer is not installed (kg/models/recognizer); extracting with "
+        "rules alone (fewer entities found). Reinstall kg to get it back.",
+        NoRecognizerWarning,
+        stacklevel=4,
+    )
 
 
 def _plain(value: Any) -> Any:

@@ -213,9 +213,10 @@ VAGUE_HEADS = frozenset(
 # robotics, artificial intelligence, information retrieval"); they stay concepts of the curated
 # hierarchy, where they are broader concepts, but are not mentions of a paper.
 RESEARCH_FIELDS = frozenset(
-    """machine learning|artificial intelligence|AI|natural language processing|NLP|computer vision|robotics|
+    field.strip()
+    for field in """machine learning|artificial intelligence|AI|natural language processing|NLP|computer vision|robotics|
     information retrieval|data mining|signal processing|image processing|speech processing|pattern recognition|
     computational linguistics|statistics|neuroscience|computational neuroscience|cognitive science|bioinformatics|
     computer graphics|operations research|control theory|information theory|learning theory|statistical learning theory|
-    deep learning research|machine learning research""".replace("\n", "").split("|")
+    deep learning research|machine learning research""".split("|")
 )

@@ -37,7 +37,7 @@ from kg.text.words import (
 )
 
 SPAN_KEY = "kg"
-FIELD_KEYS = frozenset(normalize_key(field.strip()) for field in RESEARCH_FIELDS)  # never a mention
+FIELD_KEYS = frozenset(normalize_key(field) for field in RESEARCH_FIELDS)  # never a mention
 
 for _name, _default in (("kg_source", None), ("kg_score", 0.0), ("kg_key", None), ("kg_vocab", None), ("kg_role", "used")):
     if not Span.has_extension(_name):
