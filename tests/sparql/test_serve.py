@@ -6,6 +6,7 @@ import json
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -129,3 +130,51 @@ def test_kg_serve_command_over_http(sample_dir) -> None:
         process.wait(timeout=10)
         process.stdout.close()
         process.stderr.close()
+
+
+COUNT = "SELECT (COUNT(*) AS ?n) WHERE { ?p a fabio:ResearchPaper }"
+
+
+def publish(out, graph) -> None:
+    from kg.generations import Generation
+
+    with Generation(out) as generation:
+        save(graph, generation.folder)
+        generation.publish()
+
+
+def test_serve_follows_a_rebuild_with_one_answer_per_query(sample_graph, two_fields, tmp_path) -> None:
+    """Workers held the store they opened: after a rebuild, one query got 16 old answers and
+    24 new ones in 40 requests, depending on which worker took it."""
+    out = tmp_path / "out"
+    publish(out, sample_graph())  # 3 papers
+    server = make_server(out, port=0, workers=2)
+    thread = serve_in_thread(server)
+    url = endpoint_url(server) + "?" + urllib.parse.urlencode({"query": COUNT})
+    counts: list[int] = []
+    stop = threading.Event()
+
+    def ask() -> None:
+        while not stop.is_set():
+            status, _, body = fetch(url)
+            assert status == 200, body
+            counts.append(int(json.loads(body)["results"]["bindings"][0]["n"]["value"]))
+
+    asking = threading.Thread(target=ask)
+    try:
+        asking.start()
+        time.sleep(0.5)
+        publish(out, two_fields())  # 12 papers, while the client queries
+        switched = len(counts)
+        time.sleep(1.5)
+        stop.set()
+        asking.join(timeout=20)
+        after = counts[switched + 1:]  # a request in flight at the switch may see either
+        assert len(after) >= 10 and set(after) == {12}, counts
+        first_new = counts.index(12)
+        assert set(counts[:first_new]) == {3} and set(counts[first_new:]) == {12}  # never back to the old build
+    finally:
+        stop.set()
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)

@@ -18,9 +18,10 @@ if TYPE_CHECKING:
     import networkx as nx
 
 
-def to_rdflib(graph: nx.DiGraph, *, base: str = DEFAULT_BASE) -> rdflib.Graph:
-    """An rdflib Graph holding the same triples as every other sink."""
-    result = rdflib.Graph()
+def to_rdflib(graph: nx.DiGraph, *, base: str = DEFAULT_BASE, into: rdflib.Graph | None = None) -> rdflib.Graph:
+    """An rdflib Graph holding the same triples as every other sink (added to `into`, e.g.
+    a Dataset's default graph, when given)."""
+    result = rdflib.Graph() if into is None else into
     for prefix, namespace in PREFIXES.items():
         result.bind(prefix, namespace, override=True)
     context = result

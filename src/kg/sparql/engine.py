@@ -31,7 +31,7 @@ from kg.errors import InputNotFound, QueryFailed, QuerySyntaxError
 from kg.rdf.store import open_store, to_store
 from kg.rdf.terms import DEFAULT_BASE, PREFIXES
 from kg.rdf.triples import estimated_triples
-from kg.sparql.guard import check_query
+from kg.sparql.guard import check_algebra, check_query
 from kg.sparql.labels import UnmatchedLabel, apply_label_bindings, unmatched
 
 if TYPE_CHECKING:  # a query over the cached store never needs networkx (~0.2 s to import)
@@ -264,8 +264,20 @@ def _ox_term(term: Any) -> Term | None:
 class RdflibBackend(_Backend):
     name = "rdflib"
 
-    def __init__(self, graph: Any) -> None:  # rdflib.Graph
+    def __init__(self, graph: Any) -> None:  # an rdflib Graph or Dataset
         self.graph = graph
+
+    @classmethod
+    def over(cls, graph: nx.DiGraph, *, base: str = DEFAULT_BASE) -> RdflibBackend:
+        """The backend over `graph`'s triples, held as the default graph of a Dataset so that
+        ``GRAPH ?g`` finds no named graph, as on Oxigraph (a plain rdflib Graph raises)."""
+        import rdflib
+
+        from kg.rdf.convert import to_rdflib  # imports rdflib: only for this backend
+
+        dataset = rdflib.Dataset(default_union=False)
+        to_rdflib(graph, base=base, into=dataset.default_graph)
+        return cls(dataset)
 
     def _run(self, text: str, bindings: Mapping[str, str], *, allow_service: bool = False) -> QueryResult:
         check_query(text, allow_service=allow_service)  # rdflib follows SERVICE too
@@ -284,6 +296,7 @@ class RdflibBackend(_Backend):
             raise (_oxigraph_syntax_check(text) or QuerySyntaxError(f"SPARQL syntax error at line {error.lineno}, column {error.col}: {_one_line(error.msg)}")) from error
         except Exception as error:  # rdflib reports e.g. unknown prefixes as bare Exceptions
             raise (_rdflib_unknown_prefix(text, str(error)) or QuerySyntaxError(f"SPARQL syntax error: {_one_line(str(error))}")) from error
+        check_algebra(prepared, allow_service=allow_service)  # what rdflib will run, escapes expanded
         try:
             result = self.graph.query(prepared, initBindings=init)
             if result.type == "ASK":
@@ -341,9 +354,7 @@ def open_backend(
             backend = "oxigraph" if estimated_triples(source) >= AUTO_OXIGRAPH_TRIPLES else "rdflib"
         if backend == "oxigraph":
             return OxigraphBackend(to_store(source, base=base))
-        from kg.rdf.convert import to_rdflib  # imports rdflib: only for this backend
-
-        return RdflibBackend(to_rdflib(source, base=base))
+        return RdflibBackend.over(source, base=base)
     view = resolve(source)  # one generation for the size, the store stamp and the graph
     graph_file = view.graph
     if backend == "auto":
@@ -353,9 +364,7 @@ def open_backend(
         if not graph_file.is_file():
             load(graph_file)  # raises GraphNotFound with the usual message
         return OxigraphBackend(open_store(view, base=base, cache=cache))
-    from kg.rdf.convert import to_rdflib
-
-    return RdflibBackend(to_rdflib(load(graph_file), base=base))
+    return RdflibBackend.over(load(graph_file), base=base)
 
 
 def query(
@@ -372,13 +381,12 @@ def query(
     """Run one SPARQL query over a graph or a built folder.
 
     The text is checked first (`kg.sparql.guard.check_query`: size, nesting, SERVICE unless
-    `allow_service`). With a `timeout` (seconds) the query runs in a forked child that is
-    killed past it (`QueryTimedOut`); loading the graph or building the store is not timed.
+    `allow_service`). The query runs in a forked child, so that a crash of the engine is a
+    `WorkerCrashed` refusal, not the end of this process; with a `timeout` (seconds) the child
+    is killed past it (`QueryTimedOut`). Loading the graph or building the store is not timed.
     """
     check_query(text, allow_service=allow_service)
     engine = open_backend(source, backend=backend, base=base, cache=cache)
-    if timeout is None:
-        return engine.query(text, bindings, allow_service=allow_service)
     from kg.sparql.pool import call_with_timeout
 
     return call_with_timeout(partial(engine.query, allow_service=allow_service), text, bindings, timeout=timeout)

@@ -1,11 +1,20 @@
-"""Checks on SPARQL text made before any parser sees it (`kg sparql`, `kg serve`).
+"""Checks on what a SPARQL engine will run (`kg sparql`, `kg serve`, both backends).
 
 pyoxigraph's parser and query algebra recurse: measured with pyoxigraph 0.5 on an 8 MB stack,
-~3,000 nested ``{ }`` groups (or ~5,000 nested parentheses) and flat operator chains of
-~7,000 ``+`` terms or ``UNION`` branches overflow the stack and kill the process with a
-segfault, which no ``try`` catches. `check_query` refuses such text first, with limits far
-below those depths, and refuses ``SERVICE`` (a query naming any URL would make the engine
-fetch it) unless the caller allows it.
+~3,000 nested ``{ }`` groups (or ~5,000 nested parentheses), flat operator chains of
+~7,000 ``+`` terms or ``UNION`` branches, and flat chains of ~3,000 ``BIND``/``MINUS`` or
+~10,000 ``FILTER`` clauses overflow the stack and kill the process with a segfault, which
+no ``try`` catches. `check_query` refuses such text first, with limits far below those, and
+refuses ``SERVICE`` (a query naming any URL would make the engine fetch it) unless the
+caller allows it.
+
+The text checked is the text the parsers read: SPARQL lets ``\\u0053ERVICE`` stand for
+``SERVICE`` anywhere (codepoint escapes are expanded before parsing, as rdflib does), so
+`check_query` expands them first. rdflib's parsed algebra is checked again by
+`check_algebra` (SERVICE, ``FROM``/``FROM NAMED``, which rdflib would fetch from the web, and
+its size and depth). pyoxigraph exposes no algebra to Python; what its parser accepts is
+bounded by the text checks, and every query runs in a child process (`kg.sparql.pool`), so
+a crash is reported as a refusal, never a segfault of the command.
 
 `scan` is a small tokenizer that knows just enough SPARQL to skip what may hold brackets
 or keywords innocently: string literals (``'…'``, ``"…"``, and the long ``'''…'''``,
@@ -17,12 +26,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from kg.errors import QueryFailed, QuerySyntaxError
 
 MAX_QUERY_CHARS = 200_000
 MAX_DEPTH = 64  # nested { } ( ) [ ] together; real queries stay below ~10
 MAX_OPERATORS = 1_000  # binary operators and UNIONs: each chain is one level of recursion
+MAX_CLAUSES = 1_000  # FILTER, BIND, MINUS, OPTIONAL, …: each is one more node of a flat chain
+MAX_ALGEBRA_NODES = 20_000  # rdflib's parsed algebra (a real query has a few hundred)
+CLAUSE_KEYWORDS = frozenset({"FILTER", "BIND", "MINUS", "OPTIONAL", "VALUES", "GRAPH", "SERVICE", "EXISTS", "SELECT", "UNION"})
+CODEPOINT_ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})")
 
 SPARQL_TOKEN = re.compile(
     r'''(?P<skip>"""(?:[^"\\]|\\.|"(?!""))*(?:"""|\Z)'''
@@ -38,6 +52,9 @@ SPARQL_TOKEN = re.compile(
 )
 
 
+SERVICE_REFUSED = "query refused: SERVICE (federated queries) is disabled; it would make this machine fetch the URL the query names"
+
+
 class QueryRefused(QuerySyntaxError):
     """A query refused before parsing (too deep, too long, or SERVICE); exit code 13."""
 
@@ -51,11 +68,25 @@ class QueryShape:
     depth: int  # deepest nesting of brackets outside strings, IRIs and comments
     operators: int  # operator tokens and UNION keywords
     service: bool  # the SERVICE keyword appears
+    clauses: int = 0  # CLAUSE_KEYWORDS: group elements and sub-selects
+
+
+def expand_codepoints(text: str) -> str:
+    """`text` with SPARQL's ``\\uXXXX`` and ``\\UXXXXXXXX`` escapes expanded, as a parser would
+    (an escape that names no character is kept: the parser will refuse it)."""
+
+    def expand(match: re.Match[str]) -> str:
+        code = int(match.group(1) or match.group(2), 16)
+        return chr(code) if code <= 0x10FFFF else match.group()
+
+    return CODEPOINT_ESCAPE.sub(expand, text) if "\\" in text else text
 
 
 def scan(text: str) -> QueryShape:
-    """The nesting depth, operator count and SERVICE use of `text` (which need not parse)."""
-    depth = deepest = operators = 0
+    """The nesting depth, operator and clause counts and SERVICE use of `text` (which need
+    not parse), after codepoint escapes are expanded."""
+    text = expand_codepoints(text)
+    depth = deepest = operators = clauses = 0
     service = False
     for match in SPARQL_TOKEN.finditer(text):
         kind = match.lastgroup
@@ -68,16 +99,21 @@ def scan(text: str) -> QueryShape:
             operators += 1
         elif kind == "word":
             word = match.group().upper()
+            if word in CLAUSE_KEYWORDS:
+                clauses += 1
             if word == "SERVICE":
                 service = True
             elif word == "UNION":
                 operators += 1
-    return QueryShape(deepest, operators, service)
+    return QueryShape(deepest, operators, service, clauses)
 
 
-def check_query(text: str, *, allow_service: bool = False, max_chars: int = MAX_QUERY_CHARS, max_depth: int = MAX_DEPTH, max_operators: int = MAX_OPERATORS) -> None:
+def check_query(
+    text: str, *, allow_service: bool = False, max_chars: int = MAX_QUERY_CHARS, max_depth: int = MAX_DEPTH,
+    max_operators: int = MAX_OPERATORS, max_clauses: int = MAX_CLAUSES,
+) -> None:
     """Raise `QueryRefused` when `text` is too long, nests too deep, chains too many
-    operators, or uses SERVICE without `allow_service`."""
+    operators or clauses, or uses SERVICE without `allow_service` (escaped or not)."""
     if len(text) > max_chars:
         raise QueryRefused(f"query refused: {len(text):,} characters, above the limit of {max_chars:,}")
     shape = scan(text)
@@ -85,5 +121,36 @@ def check_query(text: str, *, allow_service: bool = False, max_chars: int = MAX_
         raise QueryRefused(f"query refused: brackets nested {shape.depth:,} deep, above the limit of {max_depth}")
     if shape.operators > max_operators:
         raise QueryRefused(f"query refused: {shape.operators:,} operators and UNIONs, above the limit of {max_operators:,}")
+    if shape.clauses > max_clauses:
+        raise QueryRefused(f"query refused: {shape.clauses:,} clauses (FILTER, BIND, MINUS, OPTIONAL, …), above the limit of {max_clauses:,}")
     if shape.service and not allow_service:
-        raise QueryRefused("query refused: SERVICE (federated queries) is disabled; it would make this machine fetch the URL the query names")
+        raise QueryRefused(SERVICE_REFUSED)
+
+
+def check_algebra(query: Any, *, allow_service: bool = False, max_nodes: int = MAX_ALGEBRA_NODES, max_depth: int = 4 * MAX_DEPTH) -> None:
+    """Raise `QueryRefused` when rdflib's parsed query (`prepareQuery(...)`) would call a
+    service, load a graph from the web (``FROM``), or is too big or deep to evaluate safely.
+    Walked without recursion, so a deep algebra cannot overflow this check itself."""
+    from rdflib.plugins.sparql.parserutils import CompValue
+
+    algebra = getattr(query, "algebra", query)
+    if algebra.get("datasetClause"):
+        raise QueryRefused("query refused: FROM and FROM NAMED are not supported on the rdflib backend (it would fetch the graphs they name); use --backend oxigraph")
+    nodes = 0
+    stack: list[tuple[Any, int]] = [(algebra, 1)]
+    while stack:
+        node, depth = stack.pop()
+        nodes += 1
+        if nodes > max_nodes:
+            raise QueryRefused(f"query refused: its algebra has more than {max_nodes:,} nodes")
+        if depth > max_depth:
+            raise QueryRefused(f"query refused: its algebra is nested more than {max_depth} deep")
+        if isinstance(node, CompValue):
+            if node.name == "ServiceGraphPattern" and not allow_service:
+                raise QueryRefused(SERVICE_REFUSED)
+            children = node.values()
+        elif isinstance(node, (list, tuple)):
+            children = node
+        else:
+            continue
+        stack.extend((child, depth + 1) for child in children)  # terms count as nodes too

@@ -77,10 +77,12 @@ def _read_exactly(fd: int, size: int, deadline: float | None) -> bytes | None:
     return b"".join(chunks)
 
 
-def call_with_timeout(fn: Callable[..., Any], *args: Any, timeout: float) -> Any:
-    """`fn(*args)` in a forked child; `QueryTimedOut` (child killed) past `timeout` seconds.
+def call_with_timeout(fn: Callable[..., Any], *args: Any, timeout: float | None) -> Any:
+    """`fn(*args)` in a forked child; `QueryTimedOut` (child killed) past `timeout` seconds
+    (None: no limit, but a crash of the engine still stays in the child).
 
-    A `KgError` the call raises is raised here; a child that dies is `WorkerCrashed`.
+    A `KgError` the call raises is raised here, any other exception as `QueryFailed` with its
+    cause; a child that dies (e.g. a stack overflow in the engine) is `WorkerCrashed`.
     Needs ``os.fork`` (Linux, macOS); elsewhere the call runs in this process, unbounded.
     """
     if not hasattr(os, "fork"):
@@ -95,6 +97,8 @@ def call_with_timeout(fn: Callable[..., Any], *args: Any, timeout: float) -> Any
                 payload = pickle.dumps((True, fn(*args)))
             except KgError as error:
                 payload = pickle.dumps((False, _pack(error)))
+            except Exception as error:  # noqa: BLE001 - a library's own error, reported with its cause
+                payload = pickle.dumps((False, _pack(QueryFailed(f"SPARQL query failed: {type(error).__name__}: {' '.join(str(error).split())[:300]}"))))
             data = _HEADER.pack(len(payload)) + payload
             view = memoryview(data)
             while view:
@@ -104,13 +108,16 @@ def call_with_timeout(fn: Callable[..., Any], *args: Any, timeout: float) -> Any
         finally:
             os._exit(status)
     os.close(write_fd)
+    reaped = False
     try:
-        deadline = time.monotonic() + timeout
+        deadline = None if timeout is None else time.monotonic() + timeout
         try:
             header = _read_exactly(read_fd, _HEADER.size, deadline)
             body = None if header is None else _read_exactly(read_fd, _HEADER.unpack(header)[0], deadline)
         except EOFError:
-            raise WorkerCrashed("the query process died before answering") from None
+            _, status = os.waitpid(pid, 0)
+            reaped = True
+            raise WorkerCrashed(crash_message(status)) from None
         if body is None:
             raise QueryTimedOut(f"query stopped after the time limit of {timeout:g} s")
         ok, value = pickle.loads(body)
@@ -119,9 +126,23 @@ def call_with_timeout(fn: Callable[..., Any], *args: Any, timeout: float) -> Any
         return value
     finally:
         os.close(read_fd)
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
+        if not reaped:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+
+
+def crash_message(status: int | None) -> str:
+    """Why a query process ended without answering, from its wait status (None: unknown)."""
+    if status is not None and os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(number).name
+        except ValueError:
+            name = f"signal {number}"
+        cause = "; the query is probably too long or deep for the engine's stack" if number in (signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT) else ""
+        return f"query refused: the query engine crashed on it ({name}){cause}"
+    return "query refused: the query process died before answering"
 
 
 # --- a pool of warm workers ----------------------------------------------------------------
@@ -197,7 +218,13 @@ class _Worker:
             self.kill()
             raise _unpack(error)
 
-    def kill(self) -> None:
+    def kill(self, grace: float = 0.0) -> int | None:
+        """End the process (after `grace` seconds to end by itself); its wait status (as
+        `os.waitpid` gives) if it died by itself."""
+        try:
+            died = self.process.wait(timeout=grace) if grace else self.process.poll()
+        except subprocess.TimeoutExpired:
+            died = None
         with contextlib.suppress(OSError):
             self.process.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):
@@ -205,6 +232,9 @@ class _Worker:
         for stream in (self.process.stdin, self.process.stdout):
             with contextlib.suppress(OSError):
                 stream.close()
+        if died is None:
+            return None
+        return (-died & 0x7F) if died < 0 else died << 8  # Popen's returncode as a wait status
 
 
 class WorkerPool:
@@ -234,13 +264,15 @@ class WorkerPool:
             self._workers.add(worker)
         return worker
 
-    def _retire(self, worker: _Worker) -> None:
-        """Kill `worker` and start its replacement in the background."""
-        worker.kill()
+    def _retire(self, worker: _Worker, grace: float = 0.0) -> int | None:
+        """Kill `worker`, start its replacement in the background, and return how the
+        worker ended (a wait status, None if unknown)."""
+        status = worker.kill(grace)
         with self._lock:
             self._workers.discard(worker)
         if not self._closed:
             threading.Thread(target=self._replace, name="kg-worker-restart", daemon=True).start()
+        return status
 
     def _replace(self) -> None:
         try:
@@ -269,8 +301,8 @@ class WorkerPool:
                 raise QueryTimedOut(f"query stopped after the time limit of {timeout:g} s")
             ok, value = reply
         except (EOFError, OSError):
-            self._retire(worker)
-            raise WorkerCrashed("the query process died before answering") from None
+            status = self._retire(worker, grace=1.0)  # it closed its pipe: it is ending
+            raise WorkerCrashed(crash_message(status)) from None
         self._idle.put(worker)
         if not ok:
             raise _unpack(value)

@@ -17,9 +17,12 @@ Hostile input stays harmless (`EndpointServer`):
 * each query runs in a warm worker process (`kg.sparql.pool.WorkerPool`) holding its own
   read-only store; past ``timeout`` seconds the worker is killed, which stops the work, and
   the client gets ``503``; a worker that crashes is replaced (``500``);
-* connections are served by a fixed number of threads (more waiting ones get ``503``), each
-  socket read times out after ``io_timeout`` seconds, ``Content-Length`` is required and
-  validated (``411``/``400``/``413``), and the listen backlog is 128;
+* every request is read whole by one reader thread (`kg.sparql.requests`) before a serving
+  thread takes it, so a client trickling bytes holds a socket, not a thread; headers and body
+  must arrive within ``request_deadline`` seconds in all, with no silence longer than
+  ``io_timeout`` (else ``408``); one client host may hold ``per_client`` connections (more get
+  ``503``); a fixed number of threads answer (more waiting requests get ``503``);
+  ``Content-Length`` is required and validated (``411``/``400``/``413``); the listen backlog is 128;
 * every refusal is one line given to ``log`` (the CLI writes it to stderr).
 
 It binds 127.0.0.1 by default: the graph is served to this machine only.
@@ -29,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import io
 import os
 import queue
 import socket
@@ -36,6 +40,7 @@ import socketserver
 import threading
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -45,16 +50,21 @@ from urllib.parse import parse_qs, urlsplit
 import pyoxigraph as ox
 
 from kg.errors import KgError, QueryFailed, QuerySyntaxError, ServerError
+from kg.generations import resolve
+from kg.graph import graph_stamp
 from kg.rdf.store import open_store
 from kg.rdf.terms import DEFAULT_BASE, PREFIXES
 from kg.sparql.engine import oxigraph_syntax_error
 from kg.sparql.guard import QueryTimedOut, check_query
 from kg.sparql.pool import PoolBusy, WorkerCrashed, WorkerPool
+from kg.sparql.requests import RequestReader
 
 MAX_BODY = 1_000_000
 ENDPOINT_PATHS = ("/sparql", "/query")
 DEFAULT_TIMEOUT = 10.0  # seconds a query may run
 IO_TIMEOUT = 5.0  # seconds a socket may stay silent while a request is read or written
+REQUEST_DEADLINE = 10.0  # seconds from accepting a connection to having its whole request
+PER_CLIENT = 64  # connections one client host may have open at once
 BACKLOG = 128
 THREADS = 16  # connections served at once; queries run in `workers` processes
 
@@ -89,14 +99,39 @@ def _negotiate(accept: str, choices: Mapping[str, Any], default: str) -> str:
 # --- what a worker process runs ------------------------------------------------------------
 
 
-def open_worker_store(directory: str, base: str) -> ox.Store:
-    """A worker's own store: the cache the server built, opened read-only (or built in memory)."""
-    return open_store(directory, base=base)
+class FollowingStore:
+    """A worker's own store of the build `directory` shows now: the cache opened read-only
+    (or built in memory), and opened again when a build has switched the generation, so that
+    every worker answers from the current build from the first request after the switch."""
+
+    def __init__(self, directory: str, base: str) -> None:
+        self.directory, self.base = directory, base
+        self._stamp: dict[str, Any] | None = None
+        self._store: ox.Store | None = None
+        self.current()
+
+    def current(self) -> ox.Store:
+        view = resolve(self.directory)  # per request: a readlink and 256 bytes of graph.json
+        try:
+            stamp = graph_stamp(view.graph)
+        except OSError:
+            stamp = None  # graph.json gone mid-switch: keep answering from the open store
+        if self._store is None or (stamp is not None and stamp != self._stamp):
+            self._store = None  # close the old read-only store before opening the new one
+            self._store = open_store(view, base=self.base)
+            self._stamp = stamp
+        return self._store
 
 
-def answer(store: ox.Store, request: tuple[str, str]) -> tuple[str, bytes]:
+def open_worker_store(directory: str, base: str) -> FollowingStore:
+    """A worker's state: its store, following the current generation."""
+    return FollowingStore(directory, base)
+
+
+def answer(state: FollowingStore, request: tuple[str, str]) -> tuple[str, bytes]:
     """Run one query (already checked) and serialise it as `accept` asks: (media type, body)."""
     text, accept = request
+    store = state.current()
     try:
         result = store.query(text, prefixes=PREFIXES)
         if isinstance(result, ox.QueryTriples):
@@ -118,8 +153,11 @@ class SparqlHandler(BaseHTTPRequestHandler):
     server: EndpointServer
 
     def setup(self) -> None:
-        self.timeout = self.server.io_timeout  # StreamRequestHandler applies it to the socket
-        super().setup()
+        # the request was read whole by the server's RequestReader: parse it from memory
+        request: ReadRequest = self.request
+        self.connection = request.sock
+        self.rfile = io.BytesIO(request.data)
+        self.wfile = request.sock.makefile("wb")
 
     def log_message(self, format: str, *args: Any) -> None:  # successes are not logged
         pass
@@ -166,14 +204,15 @@ class SparqlHandler(BaseHTTPRequestHandler):
         if not declared:
             self._error(HTTPStatus.LENGTH_REQUIRED, "Content-Length required")
             return None
-        if len(set(declared)) > 1 or not declared[0].strip().isdigit() or not declared[0].strip().isascii():
+        value = declared[0].strip()
+        if len(set(declared)) > 1 or not value.isdigit() or not value.isascii():
             self._error(HTTPStatus.BAD_REQUEST, f"invalid Content-Length {', '.join(declared)[:40]!r}")
             return None
-        length = int(declared[0])
+        length = int(value) if len(value) <= 12 else MAX_BODY + 1  # int() refuses 4,300+ digits
         if length > MAX_BODY:
             self._error(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"request body above {MAX_BODY:,} bytes")
             return None
-        data = self.rfile.read(length)  # a socket silent for io_timeout raises TimeoutError: dropped
+        data = self.rfile.read(length)  # in memory: the reader waited for the whole body
         if len(data) < length:
             self.server.refused(self.client_address, f"body ended after {len(data):,} of {length:,} bytes")
             self.close_connection = True
@@ -208,70 +247,126 @@ class SparqlHandler(BaseHTTPRequestHandler):
 
 
 class EndpointServer(socketserver.TCPServer):
-    """A TCP server handing accepted connections to `threads` fixed threads; queries go to
-    `pool`. A connection that finds every thread busy and the short queue full gets ``503``."""
+    """A TCP server: accepted connections are read whole by one `RequestReader` thread, then
+    answered by `threads` fixed threads; queries go to `pool`. A client with `per_client`
+    connections open already, or a connection that finds every thread busy and the short
+    queue full, gets ``503``."""
 
     allow_reuse_address = True
     request_queue_size = BACKLOG
 
     def __init__(
         self, address: tuple[str, int], pool: WorkerPool, *, query_timeout: float, io_timeout: float = IO_TIMEOUT,
-        threads: int = THREADS, allow_service: bool = False, log: Log | None = None,
+        request_deadline: float = REQUEST_DEADLINE, threads: int = THREADS, per_client: int = PER_CLIENT,
+        allow_service: bool = False, log: Log | None = None,
     ) -> None:
         self.pool, self.query_timeout, self.io_timeout = pool, query_timeout, io_timeout
-        self.allow_service = allow_service
+        self.allow_service, self.per_client = allow_service, per_client
         self._log = log
-        self._pending: queue.Queue[tuple[socket.socket, Any] | None] = queue.Queue(maxsize=threads * 4)
+        self._pending: queue.Queue[tuple[socket.socket, Any, bytes] | None] = queue.Queue(maxsize=threads * 4)
         self._threads: list[threading.Thread] = []
+        self._open: dict[str, int] = {}  # connections per client host, from accept to close
+        self._open_lock = threading.Lock()
+        self._reader: RequestReader | None = None
         super().__init__(address, SparqlHandler)  # on a bind error it calls server_close
+        self._reader = RequestReader(self._request_ready, self._dropped, deadline=request_deadline, idle=io_timeout, max_body=MAX_BODY)
         self._threads = [threading.Thread(target=self._serve_connections, name=f"kg-http-{i}", daemon=True) for i in range(threads)]
         for thread in self._threads:
             thread.start()
 
     def refused(self, client: Any, reason: str) -> None:
         if self._log is not None:
-            host = client[0] if isinstance(client, tuple) else client
-            self._log(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} refused {host}: {reason}")
+            self._log(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} refused {_host(client)}: {reason}")
 
     def process_request(self, request: Any, client_address: Any) -> None:
+        host = _host(client_address)
+        with self._open_lock:
+            count = self._open.get(host, 0)
+            if count < self.per_client:
+                self._open[host] = count + 1
+        if count >= self.per_client:
+            self.refused(client_address, f"503 too many connections from this client (limit {self.per_client})")
+            self._busy(request)
+            return
+        assert self._reader is not None
+        self._reader.add(request, client_address)
+
+    def _request_ready(self, request: socket.socket, client_address: Any, data: bytes) -> None:
         try:
-            self._pending.put_nowait((request, client_address))
+            self._pending.put_nowait((request, client_address, data))
         except queue.Full:
             self.refused(client_address, "503 too many connections")
-            with contextlib.suppress(OSError):
-                request.settimeout(0.5)
-                request.sendall(BUSY_RESPONSE)
-            self.shutdown_request(request)
+            self._busy(request)
+            self._dropped(client_address, None)
+
+    def _busy(self, request: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            request.setblocking(True)
+            request.settimeout(0.5)
+            request.sendall(BUSY_RESPONSE)
+        self.shutdown_request(request)
+
+    def _dropped(self, client_address: Any, reason: str | None) -> None:
+        if reason is not None:
+            self.refused(client_address, reason)
+        host = _host(client_address)
+        with self._open_lock:
+            left = self._open.get(host, 1) - 1
+            if left > 0:
+                self._open[host] = left
+            else:
+                self._open.pop(host, None)
 
     def _serve_connections(self) -> None:
         while (item := self._pending.get()) is not None:
-            request, client_address = item
+            request, client_address, data = item
             try:
-                self.finish_request(request, client_address)
+                request.setblocking(True)
+                request.settimeout(self.io_timeout)  # for writing the answer
+                self.finish_request(ReadRequest(request, data), client_address)
             except Exception as error:  # noqa: BLE001 - one bad connection must not end the thread
                 self.refused(client_address, f"connection dropped: {type(error).__name__}: {error}")
             finally:
                 self.shutdown_request(request)
+                self._dropped(client_address, None)
 
     def server_close(self) -> None:
         super().server_close()
+        if self._reader is not None:
+            self._reader.close()
         for _ in self._threads:
             with contextlib.suppress(queue.Full):
                 self._pending.put_nowait(None)
         self.pool.close()
 
 
+@dataclass(frozen=True)
+class ReadRequest:
+    """A connection whose request `RequestReader` has read whole (`data`)."""
+
+    sock: socket.socket
+    data: bytes
+
+
+def _host(client: Any) -> str:
+    return str(client[0]) if isinstance(client, tuple) else str(client)
+
+
 def make_server(
     directory: str | os.PathLike[str], *, host: str = "127.0.0.1", port: int = 7878, base: str = DEFAULT_BASE,
     timeout: float = DEFAULT_TIMEOUT, workers: int = 2, threads: int = THREADS, io_timeout: float = IO_TIMEOUT,
-    allow_service: bool = False, log: Log | None = None,
+    request_deadline: float = REQUEST_DEADLINE, per_client: int = PER_CLIENT, allow_service: bool = False, log: Log | None = None,
 ) -> EndpointServer:
     """A server (not yet serving) answering SPARQL over the graph in `directory` (its store
-    built or reused first); port 0 picks a free one. `workers` processes run the queries."""
+    built or reused first); port 0 picks a free one. `workers` processes run the queries,
+    each following the generation `directory` shows (`FollowingStore`)."""
     open_store(directory, base=base)  # build the cache once, here, before the workers open it
     pool = WorkerPool(functools.partial(open_worker_store, str(directory), base), answer, size=max(1, workers))
     try:
-        return EndpointServer((host, port), pool, query_timeout=timeout, io_timeout=io_timeout, threads=threads, allow_service=allow_service, log=log)
+        return EndpointServer(
+            (host, port), pool, query_timeout=timeout, io_timeout=io_timeout, request_deadline=request_deadline,
+            threads=threads, per_client=per_client, allow_service=allow_service, log=log,
+        )
     except OSError as error:
         pool.close()
         raise ServerError(f"cannot listen on {host}:{port}: {error.strerror or error}") from error
