@@ -273,6 +273,14 @@ def test_fragment_words_must_start_title_words(graph):
     assert lookup.paper_ids[lookup.find("rag memory")] == "p2"
 
 
+def test_a_fragment_starting_the_first_title_matches_it(graph):
+    """A word found at position 0 of the titles counted as absent: "no paper matches", then
+    that very paper suggested."""
+    lookup = PaperLookup.from_graph(graph)
+    assert lookup.folded_titles.startswith("hipporag")
+    assert lookup.paper_ids[lookup.find("hippo neurobiologically")] == "p1"
+
+
 def test_not_found_suggests_closest_titles(graph):
     with pytest.raises(PaperNotFound) as error:
         PaperLookup.from_graph(graph).find("kolmogrov arnlod netwrks")

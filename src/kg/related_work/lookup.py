@@ -93,7 +93,7 @@ class PaperLookup:
             checked = line
             start, end = text.rfind("\n", 0, at) + 1, text.find("\n", at)
             end = len(text) if end < 0 else end
-            if all(any(_word_starts(text, word, start, end)) for word in others):
+            if all(next(_word_starts(text, word, start, end), None) is not None for word in others):  # 0 is a position
                 found.append(line)
         return found
 
