@@ -18,6 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
+from kg.errors import OutputError
 from kg.generations import Generation, OutputLock, check_names, clean_stale, current_folder, unlink_missing
 from kg.ingest import PROGRESS_STAGE, read_corpus
 from kg.model import DEFAULT_RECOGNIZER, Paper, Progress
@@ -50,6 +51,7 @@ class BuildSummary:
     cached: int = 0  # papers whose extraction came from the cache
     extracted: int = 0  # papers run through spaCy in this build
     embedded: int | None = None  # with embed: papers encoded in this build (the rest came from the cache)
+    recomputed: int = 0  # cache rows refused (damaged, or forged: not fitting their paper) and computed again
     seconds: float = 0.0
     stages: tuple[tuple[str, float], ...] = ()  # (stage, wall seconds) in the order they ran
     fragments: int = 0  # Turtle fragments in graph.ttl (`kg.rdf.fragments`)
@@ -63,6 +65,16 @@ def write_jsonl(path: str | os.PathLike[str], records: Sequence[dict]) -> None:
         for record in records:
             handle.write(json.dumps(record, ensure_ascii=False, sort_keys=True))
             handle.write("\n")
+
+
+def check_not_an_input(out: Path, inputs: Sequence[str]) -> None:
+    """Refuse to build into a folder given as input: its outputs would sit among the papers
+    (and an input named like an output, papers.jsonl, would have to make way). A folder inside
+    an input folder is fine: reading skips kg output folders (`kg.ingest.sources`)."""
+    target = os.path.realpath(out)
+    for name in inputs:
+        if name != "-" and os.path.isdir(name) and os.path.realpath(name) == target:
+            raise OutputError(f"cannot write {out}: it is the input folder {name}; build into another folder (e.g. {Path(name) / 'out'})")
 
 
 def _created() -> str:
@@ -104,6 +116,7 @@ def build(
     # the output folder, the model, then every input record (ingestion refuses what extraction
     # could not take: surrogates, over-long abstracts).
     check_output_dir(out)
+    check_not_an_input(out, inputs)
     check_names(out, OUTPUT_FILES + EMBED_FILES)
     check_recognizer(recognizer)  # a bad model folder fails before anything is written
     if embed:
@@ -157,6 +170,7 @@ def build(
         cached=extraction_stats.cached,
         extracted=extraction_stats.extracted,
         embedded=None if embedded is None else embedded.encoded,
+        recomputed=extraction_stats.corrupt + (0 if embedded is None else embedded.recomputed),
         seconds=round(time.perf_counter() - started, 3),
         stages=clock.timed(),
         fragments=turtle.fragments,

@@ -99,6 +99,10 @@ class GraphNotFound(KgError):
         self.folder = folder  # where a graph was expected (None: a file that is not a graph)
 
 
+class GraphDamaged(GraphNotFound):
+    """A graph file that exists but cannot be read (truncated, not JSON, the wrong shape)."""
+
+
 class PaperNotFound(KgError):
     exit_code = ExitCode.PAPER_NOT_FOUND
 
@@ -187,6 +191,14 @@ class KgWarning(UserWarning):
 
 class CacheSetAside(KgWarning):
     """A cache file that could not be used was moved aside and a new one started."""
+
+
+class OutputsSkipped(KgWarning):
+    """An input folder holds a kg output folder; its files were not read as input."""
+
+
+class UserFileSetAside(KgWarning):
+    """A file kg did not write stood where an output goes; it was renamed, not deleted."""
 
 
 class ExtraMissing(KgError):

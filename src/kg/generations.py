@@ -33,11 +33,13 @@ import os
 import re
 import secrets
 import shutil
+import time
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from kg.errors import OutputError, OutputLocked
+from kg.errors import OutputError, OutputLocked, UserFileSetAside
 from kg.graph import GRAPH_FILE, content_id
 from kg.util.atomic import output_errors
 
@@ -290,8 +292,11 @@ class Generation:
         """Make every output name the link through ``current`` before the switch, showing
         readers the same build they saw until now."""
         plain = [n for n in names if (self.out / n).exists() and not self._is_link(n)]
-        if plain and current_generation(self.out) is None:
-            self._adopt(plain)  # an older kg's plain files become the first generation
+        if plain and current_generation(self.out) is None and content_id(self.out) is not None:
+            self._adopt(plain)  # an older kg's output folder (a plain graph.json of kg's): its files become the first generation
+        elif plain:
+            for n in plain:  # a file kg did not write: renamed, never deleted
+                self._set_aside(n)
         for n in names:
             if not self._is_link(n):
                 _symlink_over(f"{KG_DIR}/{CURRENT}/{n}", self.out / n, self.state)
@@ -301,6 +306,16 @@ class Generation:
             return os.readlink(self.out / name) == f"{KG_DIR}/{CURRENT}/{name}"
         except OSError:
             return False
+
+    def _set_aside(self, name: str) -> None:
+        stamp = time.strftime("%Y%m%dT%H%M%S")
+        aside = self.out / f"{name}.user-{stamp}"
+        n = 1
+        while aside.exists() or aside.is_symlink():
+            n += 1
+            aside = self.out / f"{name}.user-{stamp}-{n}"
+        os.rename(self.out / name, aside)
+        warnings.warn(f"{self.out / name} was not written by kg; renamed it {aside.name} so the build's {name} can take its place", UserFileSetAside, stacklevel=4)
 
     def _adopt(self, plain: list[str]) -> None:
         legacy = self.state / f"{_BUILD}legacy-{os.getpid()}-{secrets.token_hex(4)}"

@@ -32,7 +32,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from kg.errors import GraphNotFound
+from kg.errors import GraphDamaged, GraphNotFound
 from kg.model import Concept, Paper, PaperEntities
 from kg.util.atomic import atomic_open, open_output, output_errors
 
@@ -191,13 +191,34 @@ def load(directory: str | os.PathLike[str] = "out") -> nx.DiGraph:
     path = Path(directory)
     if path.is_dir():
         path = path / GRAPH_FILE
+    out = _output_folder(path)
     if not path.is_file():
-        raise GraphNotFound(f"no graph at {path}", folder=str(path.parent))
-    with path.open(encoding="utf-8") as handle:
-        data = json.load(handle)
-    if data.get("format") != FORMAT:
-        raise GraphNotFound(f"{path} is not a kg graph file")
-    return from_json(data)
+        if out != path.parent:  # a generation that is gone (a dangling .kg/current, or removed by hand)
+            raise GraphNotFound(f"no graph at {out / path.name}: its current build {path.parent} is missing", folder=str(out))
+        raise GraphNotFound(f"no graph at {path}", folder=str(out))
+    try:
+        with path.open(encoding="utf-8") as handle:
+            data = json.load(handle)
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise GraphNotFound(f"{path} is not a kg graph file")
+        return from_json(data)
+    except UnicodeDecodeError as error:
+        raise GraphDamaged(f"{path} is damaged (not UTF-8 at byte {error.start:,})", folder=str(out)) from None
+    except json.JSONDecodeError as error:
+        raise GraphDamaged(f"{path} is damaged (not valid JSON at line {error.lineno}, column {error.colno}: {error.msg})", folder=str(out)) from None
+    except (KeyError, TypeError, AttributeError, ValueError) as error:  # JSON of the wrong shape
+        raise GraphDamaged(f"{path} is damaged (not the shape of a kg graph: {type(error).__name__} {error})", folder=str(out)) from None
+    except RecursionError:
+        raise GraphDamaged(f"{path} is damaged (nested too deep to be a kg graph)", folder=str(out)) from None
+    except OSError as error:
+        raise GraphDamaged(f"cannot read {path} ({error.strerror or error})", folder=str(out)) from None
+
+
+def _output_folder(graph_file: Path) -> Path:
+    """The output folder a graph file belongs to: its folder, or for a generation's file
+    (``OUT/.kg/gen-…/graph.json``) the folder the build was made into."""
+    folder = graph_file.parent
+    return folder.parent.parent if folder.parent.name == ".kg" else folder
 
 
 def graphml_ready(graph: nx.DiGraph) -> nx.DiGraph:

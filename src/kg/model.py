@@ -18,6 +18,8 @@ EntityType = Literal["METHOD", "DATASET", "HARDWARE", "METRIC", "TASK", "TERM"]
 ENTITY_TYPES: tuple[EntityType, ...] = get_args(EntityType)
 Role = Literal["proposed", "used"]
 ROLES: tuple[Role, ...] = get_args(Role)
+# Which extraction step found a mention (`LocalMention.source`; kg.extract.components.entities).
+MENTION_SOURCES: tuple[str, ...] = ("vocab", "acronym", "coinage", "model", "noun_chunk")
 # The recognizer a pipeline uses unless told otherwise: the one shipped inside kg.
 DEFAULT_RECOGNIZER = "<shipped>"
 # How a stage reports progress: (stage description, items done, items total or None).

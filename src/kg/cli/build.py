@@ -95,6 +95,8 @@ def render_summary(summary: BuildSummary) -> str:
         lines.append(f"  extraction  {summary.extracted:>8,}  papers run through spaCy, {summary.cached:,} from the cache")
     if summary.embedded is not None:
         lines.append(f"  embeddings  {summary.embedded:>8,}  papers encoded, {summary.papers - summary.embedded:,} from the cache")
+    if summary.recomputed:
+        lines.append(f"  warning     {summary.recomputed:>8,}  cache rows were damaged or did not fit their paper: computed again")
     for path in summary.outputs:
         lines.append(f"  wrote {path}")
     return "\n".join(lines)

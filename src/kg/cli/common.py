@@ -15,7 +15,7 @@ from typing import TypeVar
 
 import click
 
-from kg.errors import ExtraMissing, GraphNotFound, InputError, KgError, OutputLocked, QueryError
+from kg.errors import ExtraMissing, GraphDamaged, GraphNotFound, InputError, KgError, OutputLocked, QueryError
 from kg.model import ENTITY_TYPES, Progress, parse_types
 from kg.rdf.terms import DEFAULT_BASE
 
@@ -130,6 +130,8 @@ def error_text(error: KgError) -> str:
     """The text after ``Error:`` for a library error, with the flag or command that helps."""
     if isinstance(error, QueryError) and error.binding is not None:
         return f"--bind {error.binding}: {error.reason}" if error.binding else f"--bind: {error.reason}"
+    if isinstance(error, GraphDamaged) and error.folder is not None:
+        return f"{error.message}; rebuild it: `kg build INPUT… -o {error.folder}`"
     if isinstance(error, GraphNotFound) and error.folder is not None:
         return f"{error.message}; run `kg build INPUT… -o {error.folder}` first"
     if isinstance(error, ExtraMissing):

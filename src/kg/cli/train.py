@@ -35,9 +35,10 @@ def train(gold: tuple[str, ...], dev: tuple[str, ...], hold_out: dict[str, int],
     model card (model-card.md) and scores on the dev documents; use it with
     `kg build/extract/eval --model OUT`. CPU only; a few thousand steps take minutes.
     """
-    from kg.training.train import gather
+    from kg.training.train import check_output, gather
     from kg.training.train import train as run_training
 
+    check_output(out_dir)  # before any gold file is read: an unusable -o fails at once
     data = gather(list(gold), dev=list(dev), hold_out=hold_out)
     with progress_reporter(enabled=not quiet) as progress:
         report = (lambda step, total, score: progress("Training", step, total)) if progress else None

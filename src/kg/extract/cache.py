@@ -20,7 +20,7 @@ import os
 import sqlite3
 import time
 import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -92,6 +92,22 @@ def valid_extraction(value: Any) -> bool:
     if not isinstance(mentions, list) or not isinstance(definitions, list):
         return False
     return all(_MENTION_OK(m) and 0 <= m["start"] < m["end"] for m in mentions) and all(map(_DEFINITION_OK, definitions))
+
+
+def fits_text(value: dict[str, Any], text: str, *, sources: Container[str], vocabulary: Container[str]) -> bool:
+    """True if a valid cached extraction (`valid_extraction`) can describe `text`, the abstract
+    its key was made from: every mention inside the text and equal to its slice, within its
+    sentence, from a known source, naming a known curated concept (or none), with a score in
+    [0, 1]; every definition two non-empty forms no longer than the text. A forged row with a
+    recomputed checksum passes the checksum, not this."""
+    length = len(text)
+    for m in value["mentions"]:
+        start, end = m["start"], m["end"]
+        if end > length or text[start:end] != m["text"] or not 0 <= m["sent_start"] <= start or not end <= m["sent_end"] <= length:
+            return False
+        if m["source"] not in sources or (m["vocab"] is not None and m["vocab"] not in vocabulary) or not 0.0 <= m["score"] <= 1.0 or not m["key"]:
+            return False
+    return all(0 < len(d["short"]) <= length and 0 < len(d["long"]) <= length for d in value["definitions"])
 
 
 # -- the store --------------------------------------------------------------------------------

@@ -14,11 +14,12 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from itertools import islice
+from typing import Any
 
-from kg.extract.cache import ExtractionCache, content_key
+from kg.extract.cache import ExtractionCache, content_key, fits_text
 from kg.extract.papers import extract_papers
 from kg.extract.pipeline import check_recognizer, pipeline_version
-from kg.model import DEFAULT_RECOGNIZER, Paper, PaperExtraction, Progress
+from kg.model import DEFAULT_RECOGNIZER, MENTION_SOURCES, Paper, PaperExtraction, Progress
 
 EXTRACT_STAGE = "Extracting entities"
 CACHE_DIR = "cache"  # inside the output folder unless --cache says otherwise
@@ -111,6 +112,23 @@ def _from_payload(paper_id: str, payload: dict) -> PaperExtraction:
     return PaperExtraction.from_dict({**payload, "paper_id": paper_id})
 
 
+def _drop_misfits(cached: dict[str, Any], papers: Sequence[Paper], keys: Sequence[str]) -> int:
+    """Remove from `cached` the rows that cannot describe their paper's abstract (`fits_text`):
+    they are recomputed like damaged ones. Returns how many were removed."""
+    if not cached:
+        return 0
+    from kg.text.vocab import load_vocabulary
+
+    vocabulary = load_vocabulary().by_id
+    misfits = 0
+    for paper, key in zip(papers, keys, strict=True):
+        value = cached.get(key)
+        if value is not None and not fits_text(value, paper.abstract, sources=MENTION_SOURCES, vocabulary=vocabulary):
+            del cached[key]
+            misfits += 1
+    return misfits
+
+
 def _batches(items: Sequence[Paper], size: int) -> Iterator[list[Paper]]:
     iterator = iter(items)
     while batch := list(islice(iterator, size)):
@@ -181,6 +199,7 @@ def run_extraction(
     cache = ExtractionCache(cache_dir) if cache_dir is not None else None
     try:
         cached = cache.get_many(keys) if cache is not None else {}
+        misfits = _drop_misfits(cached, papers, keys)
         results: list[PaperExtraction | None] = [
             _from_payload(paper.id, cached[key]) if key in cached else None for paper, key in zip(papers, keys, strict=True)
         ]
@@ -217,7 +236,7 @@ def run_extraction(
             papers=len(papers),
             cached=len(papers) - len(todo),
             extracted=len(todo),
-            corrupt=cache.corrupt if cache is not None else 0,
+            corrupt=(cache.corrupt + misfits) if cache is not None else 0,
         )
     finally:
         if cache is not None:

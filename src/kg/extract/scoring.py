@@ -27,12 +27,12 @@ from dataclasses import replace
 from importlib import resources
 from typing import Any
 
-from kg.model import LocalMention, Paper, PaperExtraction
+from kg.model import MENTION_SOURCES, LocalMention, Paper, PaperExtraction
 from kg.text.vocab import is_acronym, singularize
 from kg.text.words import GENERIC_MODIFIERS, GENERIC_WORDS, HEAD_TYPES, NON_ENTITY_HEADS
 
 SCORER_FILE = "mention-scorer.json"
-SOURCES = ("vocab", "acronym", "coinage", "model", "noun_chunk")
+SOURCES = MENTION_SOURCES
 DEFAULT_MIN_SCORE = 0.5  # used when the weights file gives none
 _CAMEL = re.compile(r"[a-z][A-Z]")
 

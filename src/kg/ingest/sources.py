@@ -12,11 +12,12 @@ import errno
 import os
 import re
 import stat
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Literal
 
-from kg.errors import DecodeFailed, InputNotFound, InputUnreadable, UnsupportedFormat
+from kg.errors import DecodeFailed, InputNotFound, InputUnreadable, OutputsSkipped, UnsupportedFormat
 from kg.ingest.records import ABSTRACT_NAMES, normalise_key
 
 Format = Literal["text", "jsonl", "json", "csv", "tsv", "bibtex"]
@@ -120,6 +121,18 @@ def unreadable(error: OSError, name: str) -> InputUnreadable:
     return InputUnreadable(f"cannot read it ({error.strerror or error})", path=name)
 
 
+def is_output_folder(path: str | os.PathLike[str]) -> bool:
+    """True if `path` is a folder kg builds into: it holds ``.kg/current`` (`kg.generations`)."""
+    return os.path.islink(os.path.join(path, ".kg", "current"))
+
+
+def _is_output_link(path: str) -> bool:
+    try:
+        return os.readlink(path).startswith(".kg/current/")
+    except OSError:
+        return False
+
+
 def _folder_files(folder: Path, name: str) -> list[Source]:
     """Every file with a known extension under `folder`, and a problem source for each entry that
     cannot be read (a folder that cannot be listed, a link loop, a pipe): none is left out silently."""
@@ -142,9 +155,17 @@ def _folder_files(folder: Path, name: str) -> list[Source]:
             dirs[:] = []
             continue
         visited.add(real)
+        if root != str(folder) and is_output_folder(root):
+            dirs[:] = []  # a kg output folder (e.g. `-o INPUT/out` of an earlier build): its files are not papers
+            warnings.warn(f"{named(root)}/ is a kg output folder; its files are not read as input", OutputsSkipped, stacklevel=2)
+            continue
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        own_outputs = is_output_folder(root)  # `-o INPUT`: skip the outputs, read the rest
         for file in sorted(files):
             if file.startswith(".") or Path(file).suffix.lower() not in EXTENSIONS:
+                continue
+            if own_outputs and _is_output_link(os.path.join(root, file)):
+                warnings.warn(f"{named(os.path.join(root, file))} is an output of kg (a build into this folder); not read as input", OutputsSkipped, stacklevel=2)
                 continue
             path = Path(root, file)
             mode, problem = _stat(path, named(str(path)))

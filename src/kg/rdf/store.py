@@ -165,12 +165,31 @@ def open_store(directory: str | os.PathLike[str] | GraphFolder, *, base: str = D
     return to_store(graph if graph is not None else load(graph_file), base=base)
 
 
+def is_corruption(error: BaseException) -> bool:
+    """True if a pyoxigraph error says the store's files are damaged (RocksDB's "Corruption")."""
+    return "corruption" in str(error).lower()
+
+
+def repair_store(directory: str | os.PathLike[str] | GraphFolder, *, base: str = DEFAULT_BASE) -> ox.Store:
+    """Rebuild the cached store of `directory`'s graph, whatever its stamp says (its files
+    proved damaged: a query failed with a corruption error), from the generation's graph.ttl
+    (or graph.json), and open it. Raises `OutputError` if it cannot be rebuilt on disk."""
+    view = resolve(directory)
+    store_dir = view.root / STORE_DIR
+    stamp = _stamp(view.graph, base)
+    turtle = view.file("graph.ttl")
+    with output_errors(store_dir), _locked(view.root / LOCK_FILE):
+        if turtle.is_file() and base == DEFAULT_BASE:  # kg build writes graph.ttl under the default base
+            return _rebuild_store(None, store_dir, stamp, base=base, load=lambda store: store.bulk_load(path=str(turtle), format=ox.RdfFormat.TURTLE))
+        return _rebuild_store(load(view.graph), store_dir, stamp, base=base)
+
+
 def _open_current(store_dir: Path, stamp: dict[str, Any]) -> ox.Store | None:
     """The cached store opened read-only if its stamp matches, else None (stale, absent, corrupt)."""
     if _read_stamp(store_dir) == stamp:
         try:
             return ox.Store.read_only(str(store_dir))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RuntimeError):  # RocksDB's "Corruption: …" is a RuntimeError
             pass  # unreadable, corrupt or half-swapped cache: (re)build it under the lock
     return None
 
@@ -206,12 +225,13 @@ def _locked(path: Path) -> Iterator[None]:
         os.close(fd)  # releases the lock
 
 
-def _rebuild_store(graph: nx.DiGraph, store_dir: Path, stamp: dict[str, Any], *, base: str, load: Callable[[ox.Store], None] | None = None) -> ox.Store:
+def _rebuild_store(graph: nx.DiGraph | None, store_dir: Path, stamp: dict[str, Any], *, base: str, load: Callable[[ox.Store], None] | None = None) -> ox.Store:
     """Build into a temporary folder beside `store_dir`, stamp it last, swap it in (under the
     lock). `load` fills the new store (default: the graph's triple stream, `to_store`)."""
     tmp = _temporary(store_dir)
     try:
         if load is None:
+            assert graph is not None
             store = to_store(graph, base=base, path=str(tmp))
         else:
             store = ox.Store(str(tmp))

@@ -34,6 +34,7 @@ EMBED_STAGE = "Embedding papers"
 EMBED_FILE = "embeddings.npy"
 EMBED_META_FILE = "embeddings.json"
 CACHE_FILE = "embed.sqlite"
+UNIT_TOLERANCE = 1e-3  # |‖v‖² − 1| of a float32 vector the encoder normalised
 BATCH = 64  # papers per encoder call and per cache write: a killed build keeps what it encoded
 NEIGHBOURS = 10  # nearest papers exported per paper (graph edges kind="similar", RDF kg:Similarity)
 INSTALL_HINT = "pip install -e '.[embed]'"  # the CLI adds how to get a CPU build of torch
@@ -99,7 +100,15 @@ def _valid_vector(value: Any) -> bool:
     if len(raw) != DIMENSIONS * 4:
         return False
     vector = np.frombuffer(raw, dtype="<f4")
-    return bool(np.isfinite(vector).all())
+    # The encoder normalises: a cached vector that is not of unit length was not written by it.
+    return unit_rows(vector.reshape(1, -1))
+
+
+def unit_rows(matrix: np.ndarray) -> bool:
+    """True if every row of `matrix` is finite and of unit length (what the encoder writes)."""
+    with np.errstate(all="ignore"):
+        norms = np.einsum("ij,ij->i", matrix, matrix, dtype=np.float64)
+    return bool(np.isfinite(norms).all() and (np.abs(norms - 1.0) < UNIT_TOLERANCE).all())
 
 
 def _decode(value: str) -> np.ndarray:
@@ -117,6 +126,7 @@ class Embeddings:
     ids: tuple[str, ...]
     vectors: np.ndarray
     encoded: int = 0
+    recomputed: int = 0  # cached vectors refused (damaged, forged) and encoded again
 
 
 def embed_papers(
@@ -156,10 +166,11 @@ def embed_papers(
                 done += len(rows)
                 if progress is not None:
                     progress(EMBED_STAGE, done, len(ordered))
+        recomputed = cache.corrupt if cache is not None else 0
     finally:
         if cache is not None:
             cache.close()
-    return Embeddings(tuple(p.id for p in ordered), vectors, len(missing))
+    return Embeddings(tuple(p.id for p in ordered), vectors, len(missing), recomputed)
 
 
 def nearest(vectors: np.ndarray, k: int = NEIGHBOURS) -> list[list[tuple[int, float]]]:
@@ -213,6 +224,6 @@ def load(directory: str | os.PathLike[str], ids: Sequence[str]) -> np.ndarray | 
         matrix = np.load(folder / EMBED_FILE, mmap_mode="r", allow_pickle=False)
     except (OSError, ValueError, AttributeError):
         return None
-    if matrix.shape != (len(ids), DIMENSIONS) or matrix.dtype != np.dtype("<f4"):
-        return None
+    if matrix.shape != (len(ids), DIMENSIONS) or matrix.dtype != np.dtype("<f4") or not unit_rows(matrix):
+        return None  # not the encoder's vectors (damaged or forged): ranked without them
     return matrix

@@ -27,8 +27,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pyoxigraph as ox
 
-from kg.errors import InputNotFound, QueryFailed, QuerySyntaxError
-from kg.rdf.store import open_store, to_store
+from kg.errors import InputNotFound, KgError, QueryFailed, QuerySyntaxError
+from kg.generations import GraphFolder
+from kg.rdf.store import is_corruption, open_store, repair_store, to_store
 from kg.rdf.terms import DEFAULT_BASE, PREFIXES
 from kg.rdf.triples import estimated_triples
 from kg.sparql.guard import check_algebra, check_query
@@ -152,11 +153,16 @@ class _Backend:
         raise NotImplementedError
 
 
+class StoreDamaged(QueryFailed):
+    """The on-disk store failed a query with a corruption error (its files are damaged)."""
+
+
 class OxigraphBackend(_Backend):
     name = "oxigraph"
 
-    def __init__(self, store: ox.Store) -> None:
+    def __init__(self, store: ox.Store, folder: GraphFolder | None = None) -> None:
         self.store = store
+        self.folder = folder  # the built folder whose cached store this is (None: in memory)
 
     def _run(self, text: str, bindings: Mapping[str, str], *, allow_service: bool = False) -> QueryResult:
         check_query(text, allow_service=allow_service)  # before the parser: deep nesting crashes it
@@ -169,6 +175,8 @@ class OxigraphBackend(_Backend):
             unprojected = re.search(r"does not contains? variable \?(\w+) in its SELECT projection", str(error))
             if unprojected:
                 raise _unprojected(unprojected.group(1)) from error
+            if is_corruption(error):
+                raise StoreDamaged(f"the SPARQL store is damaged ({_one_line(str(error), 120)})") from error
             raise QueryFailed(f"SPARQL query failed: {error}") from error
         try:
             if isinstance(result, ox.QueryBoolean):
@@ -179,6 +187,8 @@ class OxigraphBackend(_Backend):
             rows = tuple((_ox_term(t.subject), _ox_term(t.predicate), _ox_term(t.object)) for t in result)
             return QueryResult(variables=("subject", "predicate", "object"), rows=rows, backend=self.name)
         except (OSError, ValueError, RuntimeError) as error:
+            if is_corruption(error):
+                raise StoreDamaged(f"the SPARQL store is damaged ({_one_line(str(error), 120)})") from error
             raise QueryFailed(f"SPARQL query failed: {error}") from error
 
 
@@ -363,7 +373,7 @@ def open_backend(
     if backend == "oxigraph":
         if not graph_file.is_file():
             load(graph_file)  # raises GraphNotFound with the usual message
-        return OxigraphBackend(open_store(view, base=base, cache=cache))
+        return OxigraphBackend(open_store(view, base=base, cache=cache), view if cache else None)
     return RdflibBackend.over(load(graph_file), base=base)
 
 
@@ -389,4 +399,15 @@ def query(
     engine = open_backend(source, backend=backend, base=base, cache=cache)
     from kg.sparql.pool import call_with_timeout
 
-    return call_with_timeout(partial(engine.query, allow_service=allow_service), text, bindings, timeout=timeout)
+    try:
+        return call_with_timeout(partial(engine.query, allow_service=allow_service), text, bindings, timeout=timeout)
+    except StoreDamaged as error:
+        if not isinstance(engine, OxigraphBackend) or engine.folder is None:
+            raise
+        # The cached store's files are damaged: rebuilt from the build's own files, asked again.
+        del engine.store
+        try:
+            engine = OxigraphBackend(repair_store(engine.folder, base=base), engine.folder)
+        except KgError as repair_error:
+            raise QueryFailed(f"{error.message}, and rebuilding it failed: {repair_error.message}") from repair_error
+        return call_with_timeout(partial(engine.query, allow_service=allow_service), text, bindings, timeout=timeout)

@@ -135,7 +135,7 @@ def check_algebra(query: Any, *, allow_service: bool = False, max_nodes: int = M
 
     algebra = getattr(query, "algebra", query)
     if algebra.get("datasetClause"):
-        raise QueryRefused("query refused: FROM and FROM NAMED are not supported on the rdflib backend (it would fetch the graphs they name); use --backend oxigraph")
+        raise QueryRefused("query refused: FROM and FROM NAMED are not supported on the rdflib backend (it would fetch the graphs they name); the oxigraph backend reads them from the store")
     nodes = 0
     stack: list[tuple[Any, int]] = [(algebra, 1)]
     while stack:

@@ -52,9 +52,9 @@ import pyoxigraph as ox
 from kg.errors import KgError, QueryFailed, QuerySyntaxError, ServerError
 from kg.generations import resolve
 from kg.graph import graph_stamp
-from kg.rdf.store import open_store
+from kg.rdf.store import is_corruption, open_store, repair_store
 from kg.rdf.terms import DEFAULT_BASE, PREFIXES
-from kg.sparql.engine import oxigraph_syntax_error
+from kg.sparql.engine import StoreDamaged, oxigraph_syntax_error
 from kg.sparql.guard import QueryTimedOut, check_query
 from kg.sparql.pool import PoolBusy, WorkerCrashed, WorkerPool
 from kg.sparql.requests import RequestReader
@@ -122,6 +122,12 @@ class FollowingStore:
             self._stamp = stamp
         return self._store
 
+    def repair(self) -> None:
+        """Rebuild the damaged store (`kg.rdf.store.repair_store`); the next `current` opens it."""
+        self._store = None
+        repair_store(self.directory, base=self.base)
+        self._stamp = None
+
 
 def open_worker_store(directory: str, base: str) -> FollowingStore:
     """A worker's state: its store, following the current generation."""
@@ -129,9 +135,20 @@ def open_worker_store(directory: str, base: str) -> FollowingStore:
 
 
 def answer(state: FollowingStore, request: tuple[str, str]) -> tuple[str, bytes]:
-    """Run one query (already checked) and serialise it as `accept` asks: (media type, body)."""
+    """Run one query (already checked) and serialise it as `accept` asks: (media type, body).
+    A store whose files prove damaged is rebuilt from the build's own files, and asked again."""
+    try:
+        return _answer(state.current(), request)
+    except StoreDamaged as error:
+        try:
+            state.repair()
+        except KgError as repair_error:
+            raise QueryFailed(f"{error.message}, and rebuilding it failed: {repair_error.message}") from repair_error
+        return _answer(state.current(), request)
+
+
+def _answer(store: ox.Store, request: tuple[str, str]) -> tuple[str, bytes]:
     text, accept = request
-    store = state.current()
     try:
         result = store.query(text, prefixes=PREFIXES)
         if isinstance(result, ox.QueryTriples):
@@ -142,6 +159,8 @@ def answer(state: FollowingStore, request: tuple[str, str]) -> tuple[str, bytes]
     except SyntaxError as error:
         raise oxigraph_syntax_error(str(error)) from error
     except (OSError, ValueError, RuntimeError) as error:
+        if is_corruption(error):
+            raise StoreDamaged(f"the SPARQL store is damaged ({' '.join(str(error).split())[:120]})") from error
         raise QueryFailed(f"SPARQL query failed: {error}") from error
 
 

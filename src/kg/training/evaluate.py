@@ -16,12 +16,17 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterable, Sequence
+from collections.abc import Mapping as AbcMapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from kg.errors import GoldFormatError, InputNotFound
+from kg.errors import DecodeFailed, GoldFormatError, InputNotFound, MalformedRecord, RecordTooLarge, UnsupportedFormat
+from kg.ingest.jsonl import read_json_lines
+from kg.ingest.records import MAX_ABSTRACT_CHARS, MAX_FIELD_CHARS, MAX_SYMBOL_RUN, MAX_WORD_CHARS
+from kg.ingest.sources import decode, display_name, unreadable
 from kg.model import DEFAULT_RECOGNIZER, Paper
 
 Mapping = Literal["scierc", "scirex"]
@@ -32,6 +37,8 @@ EVAL_TYPES = ("METHOD", "DATASET", "METRIC", "TASK")  # micro-averaged over thes
 REPORTED_TYPES = (*EVAL_TYPES, "HARDWARE", "TERM")  # HARDWARE and TERM are scored and shown apart from the micro average
 
 Span = tuple[int, int, str]  # start, end, kg type
+_SURROGATE = re.compile("[\ud800-\udfff]")  # a lone surrogate escape in the JSON ("\\ud800"): not a character
+_SYMBOL_RUN = re.compile(r"[^\w\s]{%d,}" % (MAX_SYMBOL_RUN + 1))  # as kg.ingest.records counts symbol runs
 
 
 @dataclass(frozen=True)
@@ -90,38 +97,123 @@ class EvalReport:
 
 
 def load_gold(path: str | os.PathLike[str], *, mapping: Mapping = "scierc") -> list[GoldDoc]:
-    """Read a gold file; a malformed line raises `GoldFormatError` naming file:line."""
+    """Read a gold file. Problems raise one-line errors naming file:line, as corpus ingestion's:
+    `GoldFormatError` for a line that is not a gold record (bad JSON, wrong JSON types, offsets
+    outside the text), `DecodeFailed` for bytes that are not UTF-8 or a lone surrogate escape,
+    `RecordTooLarge` for a text over ingestion's abstract limits, `InputNotFound` and
+    `InputUnreadable` for a file that is missing or cannot be read."""
     labels = LABEL_MAPS[mapping]
     source = Path(path)
-    if not source.is_file():
-        raise InputNotFound("no such gold file", path=str(path))
+    name = display_name(str(path))
+    try:
+        if not source.is_file():
+            raise InputNotFound("no such gold file", path=name)
+        data = source.read_bytes()
+    except FileNotFoundError:  # removed since it was checked
+        raise InputNotFound("no such gold file", path=name) from None
+    except OSError as error:
+        raise unreadable(error, name) from None
+    try:
+        text, _ = decode(data, name=name)
+    except UnsupportedFormat as error:  # a PDF, a ZIP …: say what kg expected here
+        kind = error.message.partition("this is ")[2].partition(", not a corpus file")[0] or "a binary file"
+        raise UnsupportedFormat(f"this is {kind}, not a gold file (JSON Lines)", path=name) from None
     docs = []
-    with source.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            where = {"path": str(path), "line": number}
-            try:
-                record = json.loads(line)
-            except ValueError as error:
-                raise GoldFormatError(f"not valid JSON ({error.msg})", **where) from None
-            if not isinstance(record, dict) or not isinstance(record.get("text"), str) or not isinstance(record.get("entities"), list):
-                raise GoldFormatError('expected an object with "text" (string) and "entities" (list)', **where)
-            text = record["text"]
-            spans = set()
-            for entity in record["entities"]:
-                try:
-                    start, end, label = int(entity["start"]), int(entity["end"]), str(entity["label"])
-                except (KeyError, TypeError, ValueError):
-                    raise GoldFormatError('each entity needs integer "start", "end" and a "label"', **where) from None
-                if not 0 <= start < end <= len(text):
-                    raise GoldFormatError(f"entity offsets {start}..{end} outside the text (length {len(text)})", **where)
-                if "text" in entity and text[start:end] != entity["text"]:
-                    raise GoldFormatError(f"entity text {entity['text']!r} does not match text[{start}:{end}]", **where)
-                if label in labels:
-                    spans.add((start, end, labels[label]))
-            docs.append(GoldDoc(str(record.get("id", f"{source.name}:{number}")), text, frozenset(spans)))
+    for item in read_json_lines(text, path=name):
+        if isinstance(item, MalformedRecord):
+            raise GoldFormatError(item.message.removeprefix(f"{name}:{item.line}: "), path=name, line=item.line)
+        docs.append(_gold_doc(item.fields, labels, default_id=f"{display_name(source.name)}:{item.line}", path=name, line=item.line))
     return docs
+
+
+def _gold_doc(record: AbcMapping[str, Any], labels: dict[str, str], *, default_id: str, path: str, line: int) -> GoldDoc:
+    where: dict[str, Any] = {"path": path, "line": line}
+    _check_unicode(record, **where)
+    text, entities = record.get("text"), record.get("entities")
+    if not isinstance(text, str) or not isinstance(entities, list):
+        raise GoldFormatError('expected an object with "text" (string) and "entities" (list)', **where)
+    doc_id = record.get("id", default_id)
+    if not isinstance(doc_id, str):
+        raise GoldFormatError(f'"id" must be a string, not {_kind(doc_id)}', **where)
+    _check_size("id", doc_id, MAX_FIELD_CHARS, **where)
+    _check_size("text", text, MAX_ABSTRACT_CHARS, **where)
+    spans = set()
+    for number, entity in enumerate(entities, start=1):
+        if not isinstance(entity, dict):
+            raise GoldFormatError(f'entity {number}: expected an object with "start", "end" and "label", not {_kind(entity)}', **where)
+        for key in ("start", "end", "label"):
+            if key not in entity:
+                raise GoldFormatError(f'entity {number}: no "{key}"', **where)
+        start, end, label = entity["start"], entity["end"], entity["label"]
+        for key, value in (("start", start), ("end", end)):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise GoldFormatError(f'entity {number}: "{key}" must be an integer, not {_kind(value)}', **where)
+        if not isinstance(label, str):
+            raise GoldFormatError(f'entity {number}: "label" must be a string, not {_kind(label)}', **where)
+        if start >= end:
+            raise GoldFormatError(f"entity {number}: start {_number(start)} is not before end {_number(end)}", **where)
+        if start < 0 or end > len(text):
+            raise GoldFormatError(f"entity {number}: offsets {_number(start)}..{_number(end)} outside the text (length {len(text)})", **where)
+        if "text" in entity:
+            if not isinstance(entity["text"], str):
+                raise GoldFormatError(f'entity {number}: "text" must be a string, not {_kind(entity["text"])}', **where)
+            if text[start:end] != entity["text"]:
+                raise GoldFormatError(f"entity text {_shorten(entity['text'])!r} does not match text[{start}:{end}]", **where)
+        if label in labels:
+            spans.add((start, end, labels[label]))
+    return GoldDoc(doc_id, text, frozenset(spans))
+
+
+def _check_unicode(record: AbcMapping[str, Any], *, path: str, line: int) -> None:
+    """A lone surrogate ("\\ud800" in the JSON) is not a character: refused as ingestion refuses it."""
+    for key, value in record.items():
+        stack = [key, value]
+        while stack:  # iterative: a deeply nested value must not exhaust the stack
+            item = stack.pop()
+            if isinstance(item, dict):
+                stack.extend([*item.keys(), *item.values()])
+            elif isinstance(item, list):
+                stack.extend(item)
+            elif isinstance(item, str) and (found := _SURROGATE.search(item)):
+                what = "a field name" if _SURROGATE.search(key) else f"field {_shorten(key)!r}"
+                raise DecodeFailed(
+                    f"{what} holds a lone surrogate \\u{ord(found.group()):04x}, which is not a character "
+                    "(a JSON \\u escape of a surrogate must pair a high one with a low one)",
+                    path=path,
+                    line=line,
+                )
+
+
+def _check_size(field_name: str, value: str, limit: int, *, path: str, line: int) -> None:
+    """Ingestion's limits (`kg.ingest.records`): the length of a field and, for the text, its longest word and symbol run."""
+    if len(value) > limit:
+        raise RecordTooLarge(f"field {field_name!r} has {len(value):,} characters, over the limit of {limit:,}", path=path, line=line)
+    if field_name != "text" or len(value) <= MAX_SYMBOL_RUN:
+        return
+    word = max(map(len, value.split()), default=0)
+    if word > MAX_WORD_CHARS:
+        raise RecordTooLarge(f"field 'text' has a word of {word:,} characters (no space), over the limit of {MAX_WORD_CHARS:,}", path=path, line=line)
+    if run := max(map(len, _SYMBOL_RUN.findall(value)), default=0):
+        raise RecordTooLarge(f"field 'text' has a run of {run:,} symbols (no letter, digit or space), over the limit of {MAX_SYMBOL_RUN:,}", path=path, line=line)
+
+
+def _kind(value: object) -> str:
+    """A JSON value's type for a message, with the value when it is short: 'a string ("9")'."""
+    kind = {bool: "a boolean", str: "a string", float: "a decimal number", int: "an integer", list: "an array", dict: "an object"}.get(type(value), "null")
+    if isinstance(value, (bool, str, int, float)):
+        shown = json.dumps(value)  # ASCII, quoted, control characters escaped: one line
+        if len(shown) <= 30:
+            return f"{kind} ({shown})"
+    return kind
+
+
+def _number(value: int) -> str:
+    digits = str(value)
+    return digits if len(digits) <= 20 else f"{digits[:10]}… ({len(digits):,} digits)"
+
+
+def _shorten(value: str, limit: int = 60) -> str:
+    return value if len(value) <= limit else value[: limit - 1] + "…"
 
 
 def _overlaps(a: Span, b: Span) -> bool:

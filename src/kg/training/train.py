@@ -36,7 +36,9 @@ from typing import Any
 
 from kg import __version__ as kg_version
 from kg.errors import GoldFormatError, InputNotFound, OutputError
+from kg.ingest.sources import display_name
 from kg.training.evaluate import REPORTED_TYPES, GoldDoc, load_gold, score
+from kg.util.atomic import check_output_dir, output_errors
 
 CONFIG = "recognizer.cfg"  # in kg/assets/
 CARD_FILE = "model-card.md"
@@ -100,9 +102,9 @@ def gather(gold: Sequence[str], *, dev: Sequence[str] = (), hold_out: dict[str, 
         dev_docs.extend(docs)
         sources.append({"path": os.path.basename(path), "sha256": _sha256(path), "documents": len(docs), "held_out": 0, "role": "dev"})
     if not train:
-        raise GoldFormatError("no training documents", path=str(gold[0]) if gold else "", line=None)
+        raise GoldFormatError("no training documents", path=display_name(str(gold[0])) if gold else "", line=None)
     if not dev_docs:
-        raise GoldFormatError("no dev documents: none given and none held out", path=str(gold[0]), line=None)
+        raise GoldFormatError("no dev documents: none given and none held out", path=display_name(str(gold[0])), line=None)
     return TrainingData(tuple(train), tuple(dev_docs), tuple(sources))
 
 
@@ -208,16 +210,18 @@ def train(
     _register_logger()
     _PROGRESS["step"] = 0
     target = Path(output)
-    if target.exists() and not target.is_dir():
-        raise OutputError(f"{target}: exists and is not a folder")
-    target.parent.mkdir(parents=True, exist_ok=True)
+    check_output(target)
     blank = spacy.blank("en")
-    with tempfile.TemporaryDirectory(prefix=".kg-train-", dir=target.parent) as work:
+    with output_errors(target):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        workspace = tempfile.TemporaryDirectory(prefix=".kg-train-", dir=target.parent)
+    with workspace as work:
         work_dir = Path(work)
         train_docs = list(data.train) + [detokenise(d) for d in data.train if pretokenised(d.text)]
         for name, docs in (("train", train_docs), ("dev", data.dev)):
             binary, _ = to_docbin(docs, blank)
-            binary.to_disk(work_dir / f"{name}.spacy")
+            with output_errors(target):
+                binary.to_disk(work_dir / f"{name}.spacy")
         overrides: dict[str, Any] = {
             "paths.train": str(work_dir / "train.spacy"),
             "paths.dev": str(work_dir / "dev.spacy"),
@@ -230,7 +234,8 @@ def train(
         _PROGRESS["callback"] = progress
         _PROGRESS["max_steps"] = int(config["training"]["max_steps"])
         nlp = init_nlp(config, use_gpu=-1)
-        (work_dir / "runs").mkdir()
+        with output_errors(target):
+            (work_dir / "runs").mkdir()
         with open(os.devnull, "w") as quiet:
             train_loop(nlp, work_dir / "runs", use_gpu=-1, stdout=quiet, stderr=quiet)
         best = work_dir / "runs" / "model-best"
@@ -253,16 +258,31 @@ def train(
             "steps": steps,
             "dev": {"strict": scores["strict"], "partial": scores["partial"]},
         }
-        meta_path.write_text(json.dumps(meta, indent=2, sort_keys=True), encoding="utf-8")
-        (best / CARD_FILE).write_text(model_card(meta), encoding="utf-8")
-        staged = target.parent / f".{target.name}.new"
-        shutil.rmtree(staged, ignore_errors=True)
-        shutil.copytree(best, staged)
-    if target.exists():
-        shutil.rmtree(target)
-    staged.rename(target)
+        with output_errors(target):
+            meta_path.write_text(json.dumps(meta, indent=2, sort_keys=True), encoding="utf-8")
+            (best / CARD_FILE).write_text(model_card(meta), encoding="utf-8")
+            staged = target.parent / f".{target.name}.new"
+            shutil.rmtree(staged, ignore_errors=True)
+            shutil.copytree(best, staged)
+    with output_errors(target):
+        if target.exists():
+            shutil.rmtree(target)
+        staged.rename(target)
     size = sum(f.stat().st_size for f in target.rglob("*") if f.is_file())
     return TrainResult(str(target), steps, round(time.perf_counter() - started, 1), size, {"strict": scores["strict"], "partial": scores["partial"]})
+
+
+def check_output(output: str | os.PathLike[str]) -> None:
+    """Raise an `OutputError` (`OutputPermissionDenied` for lack of permission) if `output` cannot
+    become the model folder: a file, under a file, in a folder that cannot be written. Creates
+    nothing, so `kg train` runs it before reading any gold file."""
+    target = Path(output)
+    with output_errors(target):
+        if target.exists() and not target.is_dir():
+            raise OutputError(f"{target}: exists and is not a folder")
+        check_output_dir(target)
+        if target.exists():  # replaced by renaming a new folder beside it: its parent is written too
+            check_output_dir(target.parent)
 
 
 def _forget_paths(config_file: Path) -> None:

@@ -85,6 +85,9 @@ def check_output_dir(path: str | os.PathLike[str]) -> None:
     """Raise an `OutputError` if `path` is not a folder that could be written (creating it if
     need be). Creates nothing, so it can run before any input is read."""
     target = Path(path)
+    for where in (target, Path(os.path.realpath(target))):
+        if ".kg" in where.parts:
+            raise OutputError(f"cannot write {path}: it is inside a .kg folder, where kg keeps an output folder's builds; name the output folder itself")
     existing = target
     while not existing.exists() and existing != existing.parent:
         if existing.is_symlink():  # a dangling link: mkdir would fail on it

@@ -1,0 +1,197 @@
+"""Cached rows are checked against the paper they claim to describe (issue 23): a well-shaped
+row with its checksum recomputed is recomputed when it does not fit its abstract, and no
+cached value can crash a build or put a concept into the graph."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import sqlite3
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import kg.extract.runner as runner
+from kg.builder import build
+from kg.extract.cache import CACHE_FILE, fits_text
+from kg.graph import load
+from kg.ingest import read_corpus
+from kg.model import MENTION_SOURCES
+from kg.related_work import embed
+
+TEXT = "We train BERT on SQuAD. It works."
+MENTION = {"start": 9, "end": 13, "text": "BERT", "label": "METHOD", "key": "bert", "vocab": None, "role": "used", "source": "vocab", "score": 0.9, "sent_start": 0, "sent_end": 23}
+
+
+def fits(mention: dict, definitions: list | None = None) -> bool:
+    return fits_text({"mentions": [mention], "definitions": definitions or []}, TEXT, sources=MENTION_SOURCES, vocabulary={"method/bert"})
+
+
+@pytest.mark.parametrize(("change", "ok"), [
+    ({}, True),
+    ({"vocab": "method/bert"}, True),
+    ({"start": 40, "end": 44}, False),  # outside the abstract
+    ({"text": "GPT-4"}, False),  # not the slice it claims
+    ({"vocab": "method/forged"}, False),  # no such curated concept
+    ({"vocab": ""}, False),
+    ({"source": "oracle"}, False),
+    ({"score": 1e9}, False),
+    ({"score": -0.5}, False),
+    ({"sent_start": 10}, False),  # the sentence does not hold the mention
+    ({"sent_end": 99}, False),
+    ({"key": ""}, False),
+])
+def test_a_mention_must_fit_its_abstract(change: dict, ok: bool) -> None:
+    assert fits({**MENTION, **change}) is ok
+
+
+def test_definitions_must_be_short_and_non_empty() -> None:
+    assert fits(MENTION, [{"short": "BERT", "long": "bidirectional encoder", "label": "METHOD"}])
+    assert not fits(MENTION, [{"short": "", "long": "x", "label": "METHOD"}])
+    assert not fits(MENTION, [{"short": "B", "long": "x" * 100, "label": "METHOD"}])
+
+
+@pytest.fixture(scope="module")
+def seed_papers(seeds):
+    return read_corpus([str(seeds)]).papers[:6]
+
+
+@pytest.fixture(scope="module")
+def fresh(seed_papers):
+    extractions, _ = runner.run_extraction(seed_papers, cache_dir=None)
+    return extractions
+
+
+def _forge(cache_file, mutate) -> dict[str, dict]:
+    """Apply `mutate(payload dict, rng)` to every row, with the checksum recomputed; returns
+    the forged values by key (rows `mutate` left alone are not in it)."""
+    rng = random.Random(7)
+    changed = {}
+    with sqlite3.connect(cache_file) as db:
+        for key, payload in db.execute("SELECT key, payload FROM extraction").fetchall():
+            value = json.loads(payload)
+            if mutate(value, rng):
+                forged = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+                db.execute("UPDATE extraction SET checksum = ?, payload = ? WHERE key = ?", (hashlib.sha256(forged.encode()).hexdigest(), forged, key))
+                changed[key] = value
+    db.close()
+    return changed
+
+
+FIELDS = {
+    "start": st.integers(-5, 5000), "end": st.integers(-5, 5000), "text": st.text(max_size=12),
+    "vocab": st.one_of(st.none(), st.text(max_size=20), st.sampled_from(["method/", "dataset/imagenet", "x/y/z", "method/bert"])),
+    "source": st.sampled_from([*MENTION_SOURCES, "oracle", ""]), "score": st.floats(-1e9, 1e9, allow_nan=False),
+    "sent_start": st.integers(-5, 5000), "sent_end": st.integers(-5, 5000), "key": st.text(max_size=12),
+    "label": st.sampled_from(["METHOD", "DATASET", "TASK"]), "role": st.sampled_from(["used", "proposed"]),
+}
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.tuples(st.sampled_from(sorted(FIELDS)), st.data()), min_size=1, max_size=3))
+def test_forged_rows_never_crash_and_never_change_the_result(seed_papers, fresh, tmp_path_factory, edits) -> None:
+    """The forged-cache fuzzer: random well-shaped edits to one mention of every cached row,
+    checksums recomputed. Exactly the rows that do not fit their paper are refused and
+    recomputed (their paper's extraction is the fresh one); the rest are used, and resolving
+    the corpus over them never fails."""
+    from kg.concepts.find import resolve_corpus
+    from kg.extract.cache import content_key, valid_extraction
+    from kg.extract.pipeline import pipeline_version
+    from kg.text.vocab import load_vocabulary
+
+    folder = tmp_path_factory.mktemp("forged")
+    runner.run_extraction(seed_papers, cache_dir=folder)
+    values = [(name, data.draw(FIELDS[name])) for name, data in edits]
+
+    def mutate(value: dict, rng: random.Random) -> bool:
+        if not value["mentions"]:
+            return False
+        mention = value["mentions"][rng.randrange(len(value["mentions"]))]
+        before = dict(mention)
+        for name, new in values:
+            mention[name] = new
+        return mention != before
+
+    forged = _forge(folder / CACHE_FILE, mutate)
+    extractions, stats = runner.run_extraction(seed_papers, cache_dir=folder)
+    vocabulary = load_vocabulary().by_id
+    version = pipeline_version()
+    refused = 0
+    for paper, extraction, original in zip(seed_papers, extractions, fresh, strict=True):
+        value = forged.get(content_key(paper.abstract, version))
+        if value is None:
+            assert extraction == original
+        elif not (valid_extraction(value) and fits_text(value, paper.abstract, sources=MENTION_SOURCES, vocabulary=vocabulary)):
+            refused += 1
+            assert extraction == original
+        else:
+            assert extraction != original  # used as forged: harmless by construction
+    assert stats.corrupt == refused
+    resolve_corpus(seed_papers, extractions)  # never raises on what the cache let through
+
+
+def test_a_forged_vocab_id_or_outside_mention_is_recomputed_in_a_build(seeds, tmp_path, capsys) -> None:
+    """A forged `vocab` crashed every build with an IndexError; a forged mention outside the
+    abstract put a concept into the graph, the Turtle and the page."""
+    from kg.cli import main
+
+    out = tmp_path / "out"
+    corpus = read_corpus([str(seeds)])
+    papers = corpus.papers[:6]
+    source = tmp_path / "six.jsonl"
+    source.write_text("".join(json.dumps({"id": p.id, "title": p.title, "abstract": p.abstract}) + "\n" for p in papers), encoding="utf-8")
+    build([str(source)], out)
+    clean = {n: d.get("label") for n, d in load(out).nodes(data=True)}
+
+    def mutate(value: dict, rng: random.Random) -> bool:
+        value["mentions"].append({**MENTION, "start": 10**6, "end": 10**6 + 8, "text": "Forgedum", "key": "forgedum"})
+        if value["mentions"]:
+            value["mentions"][0]["vocab"] = "method/"
+        return True
+
+    assert len(_forge(out / "cache" / CACHE_FILE, mutate)) == 6
+    assert main(["build", str(source), "-o", str(out)]) in (None, 0)
+    err = capsys.readouterr().out
+    assert "6  cache rows were damaged or did not fit their paper: computed again" in err
+    rebuilt = {n: d.get("label") for n, d in load(out).nodes(data=True)}
+    assert rebuilt == clean and "Forgedum" not in (out / "graph.ttl").read_text(encoding="utf-8")
+
+
+def test_embedding_rows_must_be_finite_unit_vectors(tmp_path) -> None:
+    """Forged rows of 3e38 floats printed `similarity 228483372426096432492808180462098841600.000`."""
+    from kg.model import Paper
+
+    papers = [Paper(id=f"p{i}", title=f"T{i}", abstract=f"Abstract {i}.") for i in range(3)]
+    rng = np.random.default_rng(0)
+
+    def encode(texts: list[str]) -> np.ndarray:
+        vectors = rng.normal(size=(len(texts), embed.DIMENSIONS)).astype("<f4")
+        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+    first = embed.embed_papers(papers, cache_dir=tmp_path, encode=encode)
+    assert first.encoded == 3
+    import base64
+
+    forged = {
+        "huge": np.full(embed.DIMENSIONS, 3e38, dtype="<f4"),
+        "short": np.ones(embed.DIMENSIONS // 2, dtype="<f4"),
+        "not unit": np.ones(embed.DIMENSIONS, dtype="<f4"),
+    }
+    with sqlite3.connect(tmp_path / embed.CACHE_FILE) as db:
+        keys = [row[0] for row in db.execute("SELECT key FROM extraction ORDER BY key")]
+        for key, vector in zip(keys, forged.values(), strict=True):
+            payload = json.dumps(base64.b64encode(vector.tobytes()).decode("ascii"), ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+            db.execute("UPDATE extraction SET checksum = ?, payload = ? WHERE key = ?", (hashlib.sha256(payload.encode()).hexdigest(), payload, key))
+    db.close()
+    again = embed.embed_papers(papers, cache_dir=tmp_path, encode=encode)
+    assert (again.encoded, again.recomputed) == (3, 3)
+    assert embed.unit_rows(again.vectors)
+    embed.save(again, tmp_path)
+    assert embed.load(tmp_path, again.ids) is not None
+    matrix = np.load(tmp_path / embed.EMBED_FILE)
+    matrix[1] = 3e38
+    np.save(tmp_path / embed.EMBED_FILE, matrix)
+    assert embed.load(tmp_path, again.ids) is None  # a forged embeddings.npy is not used

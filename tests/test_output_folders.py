@@ -1,0 +1,100 @@
+"""Output folders that are not safe (issue 23): an -o inside .kg/, an -o inside an input folder,
+and a file kg did not write where an output goes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kg.builder import build
+from kg.cli import main
+from kg.errors import ExitCode, OutputsSkipped, UserFileSetAside
+from kg.generations import KG_DIR, current_generation
+from kg.graph import load
+
+PAPERS = [
+    {"id": "a1", "title": "Transformers", "abstract": "We propose the Transformer, built on attention, and train it on WMT with GPUs."},
+    {"id": "a2", "title": "BERT", "abstract": "We introduce BERT, a bidirectional Transformer encoder evaluated on GLUE."},
+]
+
+
+@pytest.fixture(autouse=True)
+def _pinned_time(monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+
+
+def write_corpus(folder: Path, records=PAPERS) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "papers.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return folder
+
+
+@pytest.mark.parametrize("inside", [".kg/current", ".kg", ".kg/gen-x/sub"])
+def test_an_output_folder_inside_dot_kg_is_refused(tmp_path, capsys, inside: str) -> None:
+    """`-o out/.kg/current` was accepted and rewired the current generation (5 papers shown instead of 38)."""
+    source = write_corpus(tmp_path / "in")
+    out = tmp_path / "out"
+    build([str(source)], out, recognizer=None)
+    before = current_generation(out)
+    code = main(["build", str(source), "-o", str(out / inside), "--model", "none"])
+    assert code == ExitCode.OUTPUT_ERROR
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is inside a .kg folder" in err
+    assert current_generation(out) == before and len(list(load(out).nodes)) > 0
+
+
+def test_an_output_folder_inside_an_input_folder_is_not_read_back(tmp_path) -> None:
+    """`-o input/out` made the next build read its own outputs ("concepts.jsonl:1: no abstract")."""
+    source = write_corpus(tmp_path / "input")
+    out = source / "out"
+    build([str(source)], out, recognizer=None)
+    with pytest.warns(OutputsSkipped, match=r"input/out/ is a kg output folder; its files are not read as input"):
+        summary = build([str(source)], out, recognizer=None)
+    assert summary.papers == 2 and not summary.skipped
+
+
+def test_building_into_the_input_folder_itself_is_refused(tmp_path, capsys) -> None:
+    """Its papers.jsonl would have to make way for the output of the same name."""
+    source = write_corpus(tmp_path / "both")
+    code = main(["build", str(source), "-o", str(source / "."), "--model", "none"])
+    assert code == ExitCode.OUTPUT_ERROR
+    assert capsys.readouterr().err == f"Error: cannot write {source}: it is the input folder {source}; build into another folder (e.g. {source / 'out'})\n"
+    assert sorted(p.name for p in source.iterdir()) == ["papers.jsonl"]
+
+
+def test_an_older_build_inside_the_input_folder_is_skipped_with_a_warning(tmp_path, capsys) -> None:
+    source = write_corpus(tmp_path / "input")
+    build([str(source)], source / "old", recognizer=None)
+    code = main(["build", str(source), "-o", str(tmp_path / "new"), "--model", "none"])
+    assert code == 0
+    captured = capsys.readouterr()
+    assert "Warning: " in captured.err and "input/old/ is a kg output folder; its files are not read as input" in captured.err
+    assert sum(1 for _, data in load(tmp_path / "new").nodes(data=True) if data.get("kind") == "paper") == 2
+
+
+def test_a_file_kg_did_not_write_is_set_aside_not_deleted(tmp_path) -> None:
+    """A user's own plain out/graph.html was replaced with no warning."""
+    source = write_corpus(tmp_path / "in")
+    out = tmp_path / "out"
+    build([str(source)], out, recognizer=None)
+    (out / "graph.html").unlink()
+    (out / "graph.html").write_text("<p>my own page</p>", encoding="utf-8")
+    with pytest.warns(UserFileSetAside, match=r"graph\.html was not written by kg; renamed it graph\.html\.user-"):
+        build([str(source)], out, recognizer=None)
+    kept = list(out.glob("graph.html.user-*"))
+    assert len(kept) == 1 and kept[0].read_text(encoding="utf-8") == "<p>my own page</p>"
+    assert (out / "graph.html").is_symlink() and "my own page" not in (out / "graph.html").read_text(encoding="utf-8")
+
+
+def test_a_fresh_folder_with_a_users_files_keeps_them(tmp_path) -> None:
+    """No kg graph.json there: the files are the user's, not an older kg's to migrate."""
+    source = write_corpus(tmp_path / "in")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "papers.jsonl").write_text("my notes\n", encoding="utf-8")
+    with pytest.warns(UserFileSetAside):
+        build([str(source)], out, recognizer=None)
+    assert [p.read_text(encoding="utf-8") for p in out.glob("papers.jsonl.user-*")] == ["my notes\n"]
+    assert (out / KG_DIR).is_dir()
