@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -77,6 +78,36 @@ def check_not_an_input(out: Path, inputs: Sequence[str]) -> None:
             raise OutputError(f"cannot write {out}: it is the input folder {name}; build into another folder (e.g. {Path(name) / 'out'})")
 
 
+# A first build's outputs, roughly: the page's fixed part plus a multiple of the abstracts
+# (seeds: 52 kB of abstracts gave 3.7 MB with the store). A lower bound, so that a build
+# that would fit is never refused; one that fails anyway fails whole (`Generation`).
+FIRST_BUILD_BYTES = 1_000_000
+BYTES_PER_ABSTRACT_BYTE = 20
+
+
+def estimated_output_bytes(out: Path, papers: Sequence[Paper]) -> tuple[int, str]:
+    """How many bytes this build will need at least, and what the estimate rests on: the size
+    of the build it replaces (both are on disk until the switch), else a multiple of the input."""
+    previous = current_folder(out)
+    if previous is not None:
+        size = sum(entry.stat().st_size for entry in previous.iterdir() if entry.is_file())
+        return size, "the size of the previous build"
+    text = sum(len(paper.abstract.encode("utf-8")) + len(paper.title.encode("utf-8")) for paper in papers)
+    return FIRST_BUILD_BYTES + BYTES_PER_ABSTRACT_BYTE * text, "the size of the input"
+
+
+def check_free_space(out: Path, papers: Sequence[Paper]) -> None:
+    """Refuse a build that cannot fit before anything is written (exit 18)."""
+    needed, basis = estimated_output_bytes(out, papers)
+    free = shutil.disk_usage(out).free
+    if free < needed:
+        raise OutputError(f"cannot write {out}: about {_megabytes(needed)} are needed (estimated from {basis}) and {_megabytes(free)} are free")
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / 1e6:,.1f} MB"
+
+
 def _created() -> str:
     """Build time (UTC, ISO 8601); SOURCE_DATE_EPOCH pins it for byte-for-byte reproducible builds."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
@@ -132,6 +163,7 @@ def build(
         make_output_dir(out)
         lock.acquire()  # a first build: only now may out/ be written
         clean_stale(out, OUTPUT_FILES + EMBED_FILES)
+        check_free_space(out, corpus.papers)
         # The build being replaced: its unchanged Turtle fragments are copied, not made again,
         # and the store is updated from it (unless --no-cache: then everything is made anew).
         previous = None if no_cache else current_folder(out)
@@ -141,19 +173,21 @@ def build(
                 workers=workers, dask_address=dask_address, clock=clock, recognizer=recognizer, embed=embed,
                 previous=previous, min_score=min_score,
             )
-            generation.publish()
+            # The Oxigraph store `kg sparql` and `kg serve` open (outside generations, stamped by
+            # content): updated from the replaced build's, or bulk-loaded from the new graph.ttl,
+            # before the switch, which runs under the store lock once the store is on disk: a
+            # build that fails (a full disk) leaves out/ showing the previous build, store and all.
+            from kg.graph import GRAPH_FILE
+            from kg.rdf.store import STORE_DIR, write_store
+            from kg.rdf.writers import TURTLE_FILE
+
+            with clock.stage("Loading SPARQL store"):
+                store = write_store(
+                    graph, out, turtle=generation.folder / TURTLE_FILE, graph_file=generation.folder / GRAPH_FILE,
+                    previous_turtle=previous / TURTLE_FILE if previous is not None else None, then=generation.publish,
+                )
         if not embed:  # an earlier build's embeddings: their links now point at nothing
             unlink_missing(out, EMBED_FILES)
-        # The Oxigraph store `kg sparql` and `kg serve` open (outside generations, stamped by
-        # content): updated from the replaced build's, or bulk-loaded from the new graph.ttl.
-        from kg.rdf.store import STORE_DIR, write_store
-        from kg.rdf.writers import TURTLE_FILE
-
-        with clock.stage("Loading SPARQL store"):
-            store = write_store(
-                graph, out, turtle=generation.folder / TURTLE_FILE,
-                previous_turtle=previous / TURTLE_FILE if previous is not None else None,
-            )
     finally:
         lock.release()
     resolution, extraction_stats = found.resolution, found.stats

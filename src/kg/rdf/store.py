@@ -59,6 +59,8 @@ def write_store(
     base: str = DEFAULT_BASE,
     turtle: str | os.PathLike[str] | None = None,
     previous_turtle: str | os.PathLike[str] | None = None,
+    graph_file: str | os.PathLike[str] | None = None,
+    then: Callable[[], object] | None = None,
 ) -> StoreWritten:
     """Build ``DIR/graph.oxigraph/`` for `graph` (already saved as ``DIR/graph.json``) now,
     so the first `kg sparql` after `kg build` only opens it.
@@ -72,28 +74,46 @@ def write_store(
     a temporary folder switched in atomically, under the store lock; a store already current
     is kept. Raises `OutputError` (exit 18 or 22) when the folder cannot hold it, as for kg
     build's other files.
+
+    `graph_file` is the graph.json the store is for (default ``DIR/graph.json``): kg build
+    names the one in its unpublished generation and passes the generation's switch as `then`,
+    run under the store lock once the store is written, so that the store is complete (and
+    on disk) before readers can see the build, and a failure leaves the previous build shown.
     """
     folder = Path(directory)
-    graph_file = folder / GRAPH_FILE
+    graph_file = Path(graph_file) if graph_file is not None else folder / GRAPH_FILE
     store_dir = folder / STORE_DIR
     stamp = _stamp(graph_file, base)
-    with output_errors(store_dir), _locked(folder / LOCK_FILE):
-        current = _open_current(store_dir, stamp)
-        if current is not None:
-            del current  # close it: the build only leaves it on disk
-            return StoreWritten(store_dir, "kept")
-        if turtle is not None and previous_turtle is not None and _update_store(store_dir, stamp, Path(previous_turtle), Path(turtle), base):
-            return StoreWritten(store_dir, "updated")
-        load = (lambda store: store.bulk_load(path=str(turtle), format=ox.RdfFormat.TURTLE)) if turtle is not None else None
-        store = _rebuild_store(graph, store_dir, stamp, base=base, load=load)
-        del store  # close it: the build only leaves it on disk
-    return StoreWritten(store_dir, "loaded")
+    with _locked(folder / LOCK_FILE):
+        with output_errors(store_dir):
+            how = _write_store(graph, store_dir, stamp, base=base, turtle=turtle, previous_turtle=previous_turtle)
+        if then is not None:
+            then()
+    return StoreWritten(store_dir, how)
+
+
+StoreHow = Literal["kept", "updated", "loaded"]  # already current; fragments changed; bulk load
+
+
+def _write_store(
+    graph: nx.DiGraph, store_dir: Path, stamp: dict[str, Any], *, base: str, turtle: str | os.PathLike[str] | None, previous_turtle: str | os.PathLike[str] | None,
+) -> StoreHow:
+    current = _open_current(store_dir, stamp)
+    if current is not None:
+        del current  # close it: the build only leaves it on disk
+        return "kept"
+    if turtle is not None and previous_turtle is not None and _update_store(store_dir, stamp, Path(previous_turtle), Path(turtle), base):
+        return "updated"
+    load = (lambda store: store.bulk_load(path=str(turtle), format=ox.RdfFormat.TURTLE)) if turtle is not None else None
+    store = _rebuild_store(graph, store_dir, stamp, base=base, load=load)
+    del store  # close it: the build only leaves it on disk
+    return "loaded"
 
 
 @dataclass(frozen=True)
 class StoreWritten:
     path: Path
-    how: Literal["kept", "updated", "loaded"]  # already current; fragments changed; bulk load
+    how: StoreHow
 
 
 def _update_store(store_dir: Path, stamp: dict[str, Any], old_turtle: Path, new_turtle: Path, base: str) -> bool:
@@ -116,6 +136,7 @@ def _update_store(store_dir: Path, stamp: dict[str, Any], old_turtle: Path, new_
         store.flush()
         del store
         _write_stamp(tmp, stamp)
+        fsync_tree(tmp)
     except KeyboardInterrupt:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -159,6 +180,8 @@ def open_store(directory: str | os.PathLike[str] | GraphFolder, *, base: str = D
                 if store is not None:
                     return store
                 graph = load(graph_file)
+                if resolve(folder).graph != graph_file:  # a build switched in meanwhile: its store stays on disk
+                    return to_store(graph, base=base)
                 return _rebuild_store(graph, store_dir, stamp, base=base)
         except OSError:
             pass  # read-only folder, disk full…: fall back to memory
@@ -242,11 +265,28 @@ def _rebuild_store(graph: nx.DiGraph | None, store_dir: Path, stamp: dict[str, A
         store.optimize()
         del store  # closes RocksDB before the rename
         _write_stamp(tmp, stamp)
+        fsync_tree(tmp)  # on disk before it replaces the old store
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     _swap_in(tmp, store_dir)
     return ox.Store.read_only(str(store_dir))
+
+
+def fsync_tree(folder: Path) -> None:
+    """fsync every file in `folder` and the folder itself (a store's files, before its swap)."""
+    for entry in folder.iterdir():
+        if entry.is_file():
+            fd = os.open(entry, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _temporary(store_dir: Path) -> Path:

@@ -47,10 +47,17 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w", *, encoding: str 
         # mkstemp makes the file private (0600); give it the permissions open() would have.
         os.chmod(tmp_name, 0o666 & ~_umask())
         with os.fdopen(fd, mode, encoding=None if binary else encoding, newline=None if binary else "") as handle:
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp_name, target)
+            try:
+                yield handle
+            except OSError as error:
+                if error.errno in _DISK_FULL:  # a write to `handle` in the caller's block
+                    raise output_error(target, error) from error
+                raise
+            with output_errors(target):
+                handle.flush()
+                os.fsync(handle.fileno())
+        with output_errors(target):
+            os.replace(tmp_name, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp_name)
@@ -65,6 +72,10 @@ def write_text(path: str | os.PathLike[str], text: str) -> None:
 def write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     with atomic_open(path, "wb") as handle:
         handle.write(data)
+
+
+# errno values of a disk that cannot take more bytes (full, over quota, file too big, failing).
+_DISK_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO}
 
 
 @contextlib.contextmanager
