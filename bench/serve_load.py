@@ -11,6 +11,10 @@ number of requests is bounded (``--requests`` per client count).
 Each client is a thread opening one connection per request (the endpoint speaks HTTP/1.0) and
 sending one of a few ordinary queries (a count, a lookup, a bundled example query). An error is
 any non-200 answer, a reset, or a timeout. Prints one table row per client count.
+
+``--trickle N`` adds N hostile clients for the whole run, each sending a request one byte every
+``--trickle-pause`` seconds (2 by default) and reconnecting when cut off: they must not slow
+the others down (before the requests were read whole, 16 of them held all 16 threads).
 """
 
 from __future__ import annotations
@@ -49,6 +53,22 @@ def one_request(host: str, port: int, path: str, query: str, timeout: float) -> 
     finally:
         connection.close()
     return ok, time.perf_counter() - started, kind
+
+
+def trickle(host: str, port: int, path: str, pause: float, stop: threading.Event, cut: Counter[str]) -> None:
+    """One byte of a request every `pause` seconds, again and again, until `stop`."""
+    import socket
+
+    request = f"GET {path}?{urllib.parse.urlencode({'query': QUERIES[0]})} HTTP/1.0\r\n\r\n".encode()
+    while not stop.is_set():
+        try:
+            with socket.create_connection((host, port), timeout=30) as sock:
+                for byte in request:
+                    if stop.wait(pause):
+                        return
+                    sock.sendall(bytes([byte]))
+        except OSError:
+            cut["trickler cut off"] += 1
 
 
 def run(url: str, clients: int, requests: int, timeout: float) -> dict[str, object]:
@@ -107,20 +127,32 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=3000, help="requests per client count")
     parser.add_argument("--timeout", type=float, default=10.0, help="per-request timeout, seconds")
     parser.add_argument("--warmup", type=int, default=50)
+    parser.add_argument("--trickle", type=int, default=0, help="hostile clients sending a byte every --trickle-pause seconds")
+    parser.add_argument("--trickle-pause", type=float, default=2.0)
     parser.add_argument("serve_args", nargs="*", help="extra `kg serve` options (after --)")
     args = parser.parse_args()
     process = None
     url = args.url
     if args.graph:
         process, url = start_server(args.python, args.graph, args.serve_args)
+    stop, cut = threading.Event(), Counter()
     try:
         time.sleep(0.5)
+        parts = urllib.parse.urlsplit(url)
+        for _ in range(args.trickle):
+            threading.Thread(target=trickle, args=(parts.hostname, parts.port, parts.path or "/sparql", args.trickle_pause, stop, cut), daemon=True).start()
+        if args.trickle:
+            time.sleep(1.0)
+            print(f"with {args.trickle} clients trickling one byte every {args.trickle_pause:g} s")
         run(url, 2, args.warmup, args.timeout)
         print(f"{'clients':>7}  {'requests':>8}  {'req/s':>7}  {'p50 ms':>7}  {'p95 ms':>7}  {'p99 ms':>7}  {'errors':>6}  kinds")
         for clients in (int(c) for c in args.clients.split(",")):
             r = run(url, clients, args.requests, args.timeout)
             print(f"{r['clients']:>7}  {r['requests']:>8}  {r['rps']:>7.0f}  {r['p50'] * 1000:>7.1f}  {r['p95'] * 1000:>7.1f}  {r['p99'] * 1000:>7.1f}  {r['errors']:>6}  {r['kinds']}", flush=True)
     finally:
+        stop.set()
+        if args.trickle:
+            print(f"tricklers cut off by the server: {cut['trickler cut off']}")
         if process is not None:
             process.terminate()
             process.wait(timeout=10)
