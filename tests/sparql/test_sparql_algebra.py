@@ -204,3 +204,44 @@ def test_random_hostile_queries_neither_crash_nor_connect(sparql_backends, backe
 
         run()
         assert outcomes.get("refused", 0) > 0 and outcomes.get("rows", 0) > 0, outcomes
+
+
+def test_random_hostile_queries_against_kg_serve(sample_dir) -> None:
+    """The same fuzzer over HTTP: every answer is 200, 400 or a timeout's 503; never a crashed
+    worker's 500, never a connection to the listener."""
+    import urllib.error
+    import urllib.parse
+    import urllib.request
+
+    from kg.sparql.serve import endpoint_url, make_server, serve_in_thread
+
+    server = make_server(sample_dir, port=0, workers=1, timeout=5.0)
+    thread = serve_in_thread(server)
+    statuses: dict[int, int] = {}
+    try:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            sock.listen(16)
+            sock.setblocking(False)
+            url = f"http://127.0.0.1:{sock.getsockname()[1]}/sparql"
+
+            @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+            @given(hostile_queries(url))
+            def run(text: str) -> None:
+                body = urllib.parse.urlencode({"query": text}).encode()
+                request = urllib.request.Request(endpoint_url(server), data=body, headers={"Content-Type": "application/x-www-form-urlencoded"})
+                try:
+                    with urllib.request.urlopen(request, timeout=30) as response:
+                        status = response.status
+                except urllib.error.HTTPError as error:
+                    status = error.code
+                    assert status != 500, error.read()[:300]
+                statuses[status] = statuses.get(status, 0) + 1
+                assert status in (200, 400, 413, 503) and not connected(sock), text[:200]
+
+            run()
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+    assert statuses.get(200, 0) > 0 and statuses.get(400, 0) > 0, statuses
