@@ -98,3 +98,16 @@ def test_a_fresh_folder_with_a_users_files_keeps_them(tmp_path) -> None:
         build([str(source)], out, recognizer=None)
     assert [p.read_text(encoding="utf-8") for p in out.glob("papers.jsonl.user-*")] == ["my notes\n"]
     assert (out / KG_DIR).is_dir()
+
+
+@pytest.mark.parametrize("command", [["html", "-o", "{out}/.kg/current/graph.html"], ["export", "-o", "{out}/.kg/current/graph.ttl"]])
+def test_kg_html_and_export_never_write_into_a_build(tmp_path, capsys, command: list[str]) -> None:
+    """`kg html -o out/.kg/current/graph.html` rewrote the published build's own page."""
+    source = write_corpus(tmp_path / "in")
+    out = tmp_path / "out"
+    build([str(source)], out, recognizer=None)
+    before = {p.name: p.read_bytes() for p in (out / ".kg" / "current").iterdir()}
+    code = main([command[0], "--graph", str(out), command[1], command[2].replace("{out}", str(out))])
+    assert code == ExitCode.OUTPUT_ERROR
+    assert "is inside a .kg folder, where kg keeps an output folder's builds" in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in (out / ".kg" / "current").iterdir()} == before

@@ -23,6 +23,7 @@ def export(graph_dir: str, output_format: str, output: str | None, shards: int |
     from kg.graph import load
     from kg.rdf.writers import export as run_export
     from kg.rdf.writers import write_stream
+    from kg.util.atomic import refuse_build_state
 
     if shards is not None and output_format != "nt":
         raise click.UsageError(f"--shards needs --format nt (got {output_format})")
@@ -35,6 +36,7 @@ def export(graph_dir: str, output_format: str, output: str | None, shards: int |
         return
     folder = Path(graph_dir) if Path(graph_dir).is_dir() else Path(graph_dir).parent
     path = output or str(folder / f"graph.{output_format}")
+    refuse_build_state(path, what="a file outside it (e.g. beside graph.json)")  # a build's own files are never rewritten
     result = run_export(graph, path, format=output_format, shards=shards, base=base)
     what = f"{result.triples:,} triples" if result.triples is not None else f"{graph.number_of_nodes():,} nodes, {graph.number_of_edges():,} edges"
     if len(result.paths) == 1:

@@ -96,9 +96,7 @@ def check_output_dir(path: str | os.PathLike[str]) -> None:
     """Raise an `OutputError` if `path` is not a folder that could be written (creating it if
     need be). Creates nothing, so it can run before any input is read."""
     target = Path(path)
-    for where in (target, Path(os.path.realpath(target))):
-        if ".kg" in where.parts:
-            raise OutputError(f"cannot write {path}: it is inside a .kg folder, where kg keeps an output folder's builds; name the output folder itself")
+    refuse_build_state(target, what="the output folder itself", folder=True)
     existing = target
     while not existing.exists() and existing != existing.parent:
         if existing.is_symlink():  # a dangling link: mkdir would fail on it
@@ -110,6 +108,17 @@ def check_output_dir(path: str | os.PathLike[str]) -> None:
     if not os.access(existing, os.W_OK | os.X_OK):
         reason = "read-only file system" if _read_only(existing) else "permission denied"
         raise OutputPermissionDenied(f"cannot write {path}: {reason}" + ("" if existing == target else f" (in {existing})"))
+
+
+def refuse_build_state(path: str | os.PathLike[str], *, what: str, folder: bool = False) -> None:
+    """Raise `OutputError` if `path` (a file, or with `folder` a folder) is inside a ``.kg``
+    folder, where kg keeps an output folder's builds (`kg.generations`): a file written there
+    would change a published build. A file that is a link into one is fine: writing replaces
+    the link (out/graph.html), not what it points to."""
+    given = Path(path)
+    for where in (given, Path(os.path.realpath(given if folder else given.parent))):
+        if ".kg" in where.parts:
+            raise OutputError(f"cannot write {path}: it is inside a .kg folder, where kg keeps an output folder's builds; name {what}")
 
 
 def _read_only(folder: Path) -> bool:
