@@ -132,6 +132,10 @@ class QueryError(KgError):
 
 class QuerySyntaxError(QueryError):
     exit_code = ExitCode.QUERY_SYNTAX
+    # Where the parser stopped: (line, column), 1-based; and the query line with a caret under
+    # the column (`kg.sparql.hints.excerpt`), which the CLI prints under the Error line.
+    position: tuple[int, int] | None = None
+    excerpt: tuple[str, str] | None = None
 
 
 class QueryFailed(QueryError):
@@ -191,6 +195,10 @@ class KgWarning(UserWarning):
 
 class CacheSetAside(KgWarning):
     """A cache file that could not be used was moved aside and a new one started."""
+
+
+class UnknownTerm(KgWarning):
+    """A query names a term of kg's namespace that its ontology does not declare."""
 
 
 class OutputsSkipped(KgWarning):

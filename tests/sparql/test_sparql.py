@@ -196,7 +196,10 @@ def test_cli_syntax_error(sample_dir, capsys) -> None:
     code = main(["sparql", "SELECT * WHERE { ?s ?p }", "--graph", str(sample_dir)])
     assert code == ExitCode.QUERY_SYNTAX == 13
     err = capsys.readouterr().err
-    assert re.fullmatch(r"Error: SPARQL syntax error at line 1, column 2[45]: expected one of [^\n]+\n", err)
+    # one Error line, then the query line and a caret under the column (kg.sparql.hints)
+    assert re.fullmatch(r"Error: SPARQL syntax error at line 1, column (2[45]): expected one of [^\n]+\n  SELECT \* WHERE \{ \?s \?p \}\n {2}( +)\^\n", err)
+    column = int(re.search(r"column (\d+)", err).group(1))
+    assert err.split("\n")[2] == " " * (column + 1) + "^"
 
 
 def test_cli_missing_graph_and_query_file(sample_dir, capsys) -> None:

@@ -74,6 +74,9 @@ def _run(argv: Sequence[str] | None) -> int:
         status = cli.main(args=list(argv) if argv is not None else None, prog_name="kg", standalone_mode=False)
     except KgError as error:
         click.echo(f"Error: {error_text(error)}", err=True)
+        shown = getattr(error, "excerpt", None)  # a query's syntax error: the line, a caret under the column
+        if shown:
+            click.echo(f"  {shown[0]}\n  {shown[1]}", err=True)
         return int(error.exit_code)
     except click.exceptions.Abort:
         click.echo("Aborted.", err=True)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import re
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -27,12 +28,13 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pyoxigraph as ox
 
-from kg.errors import InputNotFound, KgError, QueryFailed, QuerySyntaxError
+from kg.errors import InputNotFound, KgError, QueryFailed, QuerySyntaxError, UnknownTerm
 from kg.generations import GraphFolder
 from kg.rdf.store import is_corruption, open_store, repair_store, to_store
 from kg.rdf.terms import DEFAULT_BASE, PREFIXES
 from kg.rdf.triples import estimated_triples
 from kg.sparql.guard import check_algebra, check_query
+from kg.sparql.hints import excerpt, likely_expected, undeclared_terms
 from kg.sparql.labels import UnmatchedLabel, apply_label_bindings, unmatched
 
 if TYPE_CHECKING:  # a query over the cached store never needs networkx (~0.2 s to import)
@@ -170,7 +172,7 @@ class OxigraphBackend(_Backend):
         try:
             result = self.store.query(text, prefixes=PREFIXES, substitutions=substitutions or None)
         except SyntaxError as error:
-            raise oxigraph_syntax_error(str(error)) from error
+            raise oxigraph_syntax_error(str(error), text) from error
         except (OSError, ValueError, RuntimeError) as error:
             unprojected = re.search(r"does not contains? variable \?(\w+) in its SELECT projection", str(error))
             if unprojected:
@@ -192,15 +194,27 @@ class OxigraphBackend(_Backend):
             raise QueryFailed(f"SPARQL query failed: {error}") from error
 
 
-def oxigraph_syntax_error(message: str) -> QuerySyntaxError:
-    # pyoxigraph: "error at 3:17: expected one of …"
+def oxigraph_syntax_error(message: str, text: str | None = None) -> QuerySyntaxError:
+    """pyoxigraph's "error at 3:17: expected one of …" as one line (the expected tokens cut to
+    the likely few), with the position and, given the query `text`, its excerpt."""
     match = re.match(r"error at (\d+):(\d+)(?:-\d+:\d+)?: (.*)", message, re.S)
     if match:
         line, column, detail = match.groups()
         if "Prefix not found" in detail:
             detail = "undeclared prefix"
-        return QuerySyntaxError(f"SPARQL syntax error at line {line}, column {column}: {_one_line(detail)}")
+        expected = re.match(r"expected one of (.*)", detail, re.S)
+        if expected:
+            likely = likely_expected(expected.group(1))
+            detail = f"expected {likely}" if "," not in likely else f"expected one of {likely}"
+        return positioned(QuerySyntaxError(f"SPARQL syntax error at line {line}, column {column}: {_one_line(detail)}"), int(line), int(column), text)
     return QuerySyntaxError(f"SPARQL syntax error: {_one_line(message)}")
+
+
+def positioned(error: QuerySyntaxError, line: int, column: int, text: str | None) -> QuerySyntaxError:
+    error.position = (line, column)
+    if text is not None:
+        error.excerpt = excerpt(text, line, column)
+    return error
 
 
 def _unprojected(name: str) -> QueryFailed:
@@ -211,7 +225,7 @@ def _oxigraph_syntax_check(text: str) -> QuerySyntaxError | None:
     try:
         ox.Store().query(text, prefixes=PREFIXES)  # an empty store: parsing is the work
     except SyntaxError as error:
-        return oxigraph_syntax_error(str(error))
+        return oxigraph_syntax_error(str(error), text)
     except Exception:  # noqa: BLE001 - only the syntax verdict matters here
         return None
     return None
@@ -227,7 +241,7 @@ def _rdflib_unknown_prefix(text: str, message: str) -> QuerySyntaxError | None:
         return None
     line = text.count("\n", 0, used.start()) + 1
     column = used.start() - (text.rfind("\n", 0, used.start()) + 1) + 1
-    return QuerySyntaxError(f"SPARQL syntax error at line {line}, column {column}: undeclared prefix {match.group(1)}:")
+    return positioned(QuerySyntaxError(f"SPARQL syntax error at line {line}, column {column}: undeclared prefix {match.group(1)}:"), line, column, text)
 
 
 def _one_line(text: str, limit: int = 200) -> str:
@@ -303,7 +317,8 @@ class RdflibBackend(_Backend):
         except ParseException as error:
             # pyparsing's messages are vague ("Expected SelectQuery"): prefer Oxigraph's
             # parser, which names what it expected where, when it rejects the query too.
-            raise (_oxigraph_syntax_check(text) or QuerySyntaxError(f"SPARQL syntax error at line {error.lineno}, column {error.col}: {_one_line(error.msg)}")) from error
+            fallback = positioned(QuerySyntaxError(f"SPARQL syntax error at line {error.lineno}, column {error.col}: {_one_line(error.msg)}"), error.lineno, error.col, text)
+            raise (_oxigraph_syntax_check(text) or fallback) from error
         except Exception as error:  # rdflib reports e.g. unknown prefixes as bare Exceptions
             raise (_rdflib_unknown_prefix(text, str(error)) or QuerySyntaxError(f"SPARQL syntax error: {_one_line(str(error))}")) from error
         check_algebra(prepared, allow_service=allow_service)  # what rdflib will run, escapes expanded
@@ -396,6 +411,8 @@ def query(
     is killed past it (`QueryTimedOut`). Loading the graph or building the store is not timed.
     """
     check_query(text, allow_service=allow_service)
+    for term in undeclared_terms(text):  # it runs, but matches nothing: say so
+        warnings.warn(term.message(), UnknownTerm, stacklevel=2)
     engine = open_backend(source, backend=backend, base=base, cache=cache)
     from kg.sparql.pool import call_with_timeout
 

@@ -56,6 +56,7 @@ from kg.rdf.store import is_corruption, open_store, repair_store
 from kg.rdf.terms import DEFAULT_BASE, PREFIXES
 from kg.sparql.engine import StoreDamaged, oxigraph_syntax_error
 from kg.sparql.guard import QueryTimedOut, check_query
+from kg.sparql.hints import undeclared_terms
 from kg.sparql.pool import PoolBusy, WorkerCrashed, WorkerPool
 from kg.sparql.requests import RequestReader
 
@@ -157,7 +158,7 @@ def _answer(store: ox.Store, request: tuple[str, str]) -> tuple[str, bytes]:
         media = _negotiate(accept, RESULT_TYPES, "application/sparql-results+json")
         return media, result.serialize(format=RESULT_TYPES[media]) or b""
     except SyntaxError as error:
-        raise oxigraph_syntax_error(str(error)) from error
+        raise oxigraph_syntax_error(str(error), text) from error
     except (OSError, ValueError, RuntimeError) as error:
         if is_corruption(error):
             raise StoreDamaged(f"the SPARQL store is damaged ({' '.join(str(error).split())[:120]})") from error
@@ -246,20 +247,26 @@ class SparqlHandler(BaseHTTPRequestHandler):
             check_query(query, allow_service=server.allow_service)
             media, body = server.pool.call((query, self.headers.get("Accept") or ""), timeout=server.query_timeout)
         except QuerySyntaxError as error:
-            return self._error(HTTPStatus.BAD_REQUEST, error.message)
+            shown = f"\n{error.excerpt[0]}\n{error.excerpt[1]}" if error.excerpt else ""
+            return self._error(HTTPStatus.BAD_REQUEST, error.message, detail=shown)
         except (QueryTimedOut, PoolBusy) as error:
             return self._error(HTTPStatus.SERVICE_UNAVAILABLE, error.message)
         except (WorkerCrashed, KgError) as error:
             return self._error(HTTPStatus.INTERNAL_SERVER_ERROR, error.message)
-        self._send(HTTPStatus.OK, f"{media}; charset=utf-8", body)
+        warnings = [term.message() for term in undeclared_terms(query)]
+        for warning in warnings:  # the query ran, but a misspelt term matches nothing
+            server.refused(self.client_address, f"warning: {warning}")
+        self._send(HTTPStatus.OK, f"{media}; charset=utf-8", body, warnings=warnings)
 
-    def _error(self, status: HTTPStatus, message: str) -> None:
+    def _error(self, status: HTTPStatus, message: str, detail: str = "") -> None:
         self.server.refused(self.client_address, f"{int(status)} {message}")
-        self._send(status, "text/plain; charset=utf-8", (message + "\n").encode("utf-8"))
+        self._send(status, "text/plain; charset=utf-8", (message + detail + "\n").encode("utf-8"))
 
-    def _send(self, status: HTTPStatus, content_type: str, body: bytes) -> None:
+    def _send(self, status: HTTPStatus, content_type: str, body: bytes, warnings: list[str] = ()) -> None:  # type: ignore[assignment]
         self.send_response(status)
         self.send_header("Content-Type", content_type)
+        for warning in warnings:  # header values must be one line of Latin-1: the terms are ASCII names
+            self.send_header("X-Kg-Warning", warning.encode("ascii", "backslashreplace").decode("ascii"))
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
