@@ -119,6 +119,21 @@ def test_page_draws_every_node_offline(open_page, all_nodes) -> None:
     ]
 
 
+def test_every_legend_entry_draws_its_icon(open_page) -> None:
+    """The legend's Term icon was blank: graph.js had no drawing for the "star" shape."""
+    from kg.html.page import GROUPS
+
+    page = open_page()
+    icons = page.js(
+        """() => [...document.querySelectorAll('.kg-toggle')].map(label => {
+               const svg = label.querySelector('svg.kg-shape');
+               const box = svg.getBBox();
+               return [label.dataset.type, svg.childElementCount, box.width * box.height]; })"""
+    )
+    assert [name for name, _, _ in icons] == list(GROUPS)
+    assert all(children == 1 and area > 50 for _, children, area in icons), icons  # a shape of real size in each
+
+
 def test_search_finds_and_focuses_a_node(open_page) -> None:
     page = open_page()
     page.page.fill("#kg-search", "MOLECULAR property")

@@ -161,7 +161,8 @@
     square: function () { return svgEl("rect", { x: 3, y: 3, width: 14, height: 14 }); },
     triangle: function () { return svgEl("polygon", { points: "10,2 18,17 2,17" }); },
     triangleDown: function () { return svgEl("polygon", { points: "2,3 18,3 10,18" }); },
-    hexagon: function () { return svgEl("polygon", { points: "10,1.5 17.4,5.75 17.4,14.25 10,18.5 2.6,14.25 2.6,5.75" }); }
+    hexagon: function () { return svgEl("polygon", { points: "10,1.5 17.4,5.75 17.4,14.25 10,18.5 2.6,14.25 2.6,5.75" }); },
+    star: function () { return svgEl("polygon", { points: "10,1.5 12.1,7.1 18,7.2 13.3,10.8 15,16.5 10,13.1 5,16.5 6.7,10.8 2,7.2 7.9,7.1" }); }
   };
   function svgEl(tag, attrs) {
     var node = document.createElementNS(SVG, tag);
