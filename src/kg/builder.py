@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     import networkx as nx
 
     from kg.concepts.find import CorpusConcepts
+    from kg.ingest.sources import Format
     from kg.rdf.fragments import TurtleWritten
     from kg.related_work.embed import Embeddings
 
@@ -129,12 +130,14 @@ def build(
     recognizer: str | None = DEFAULT_RECOGNIZER,
     embed: bool = False,
     min_score: float | None = None,
+    format: Format | None = None,
 ) -> BuildSummary:
     """Run every stage; `workers` spaCy processes (None: `kg.extract.runner.default_workers`), or a Dask scheduler at `dask_address`
     ("local" starts a LocalCluster). Extraction results are cached in `cache_dir`
     (default ``OUT/cache``) unless `no_cache`. `embed` adds sentence embeddings and each
     paper's semantic neighbours (`kg.related_work.embed`; needs the embed extra). Mentions scored
-    below `min_score` are dropped (None: the threshold chosen on kg's gold dev set; 0: keep all)."""
+    below `min_score` are dropped (None: the threshold chosen on kg's gold dev set; 0: keep all).
+    `format` reads every input as that format (`kg.ingest.read_corpus`)."""
     started = time.perf_counter()
     clock = StageClock(progress)
     out = Path(out_dir)
@@ -159,7 +162,7 @@ def build(
         lock.acquire()  # a second build fails at once, before reading its input
     try:
         with clock.stage(PROGRESS_STAGE, reports_itself=True):
-            corpus = read_corpus(inputs, skip_invalid=skip_invalid, stdin=stdin, progress=progress)
+            corpus = read_corpus(inputs, skip_invalid=skip_invalid, stdin=stdin, progress=progress, format=format)
         make_output_dir(out)
         lock.acquire()  # a first build: only now may out/ be written
         clean_stale(out, OUTPUT_FILES + EMBED_FILES)

@@ -205,6 +205,13 @@ class OutputsSkipped(KgWarning):
     """An input folder holds a kg output folder; its files were not read as input."""
 
 
+class LooksStructured(KgWarning):
+    """A file read as seed text (by its .txt name or by content) that looks like a structured
+    format: RIS, BibTeX, JSON Lines or a table. `format` names the format it looks like."""
+
+    format: str | None = None
+
+
 class UserFileSetAside(KgWarning):
     """A file kg did not write stood where an output goes; it was renamed, not deleted."""
 

@@ -45,14 +45,14 @@ CASES = [
         {"paper.pdf": b"%PDF-1.7\n\xe2\xe3\xcf\xd3 binary"},
         ["paper.pdf"],
         ExitCode.UNSUPPORTED_FORMAT,
-        "paper.pdf: this is a PDF, not a corpus file (kg reads .bib, .bibtex, .csv, .json, .jsonl, .jsonlines, .ndjson, .tab, .tsv, .txt)",
+        "paper.pdf: this is a PDF, not a corpus file (kg reads .bib, .bibtex, .csv, .json, .jsonl, .jsonlines, .ndjson, .ris, .tab, .tsv, .txt)",
         id="pdf",
     ),
     pytest.param(
         {"notes.md": "just one line of notes\n"},
         ["notes.md"],
         ExitCode.UNSUPPORTED_FORMAT,
-        "notes.md: cannot tell the format (kg reads .bib, .bibtex, .csv, .json, .jsonl, .jsonlines, .ndjson, .tab, .tsv, .txt; "
+        "notes.md: cannot tell the format (kg reads .bib, .bibtex, .csv, .json, .jsonl, .jsonlines, .ndjson, .ris, .tab, .tsv, .txt; "
         "a seed text file needs a header line, then abstracts separated by blank lines)",
         id="unrecognisable",
     ),
@@ -144,7 +144,7 @@ CASES = [
         {"docs/README.md": "# nothing here\n"},
         ["docs"],
         ExitCode.EMPTY_CORPUS,
-        "no corpus files in docs (kg reads files ending in .txt, .jsonl, .json, .csv, .tsv, .bib)",
+        "no corpus files in docs (kg reads files ending in .txt, .jsonl, .json, .csv, .tsv, .bib, .ris)",
         id="folder-without-corpus-files",
     ),
 ]

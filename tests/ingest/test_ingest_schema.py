@@ -38,6 +38,14 @@ def test_every_read_paper_validates(validator, seeds):
         assert list(validator.iter_errors(record)) == [], paper.id
 
 
+def test_papers_from_every_export_format_validate(validator):
+    corpus = read_corpus([str(FIXTURES.parent / "formats")], skip_invalid=True)  # RIS, OpenAlex, CSL-JSON
+    assert (len(corpus.papers) + corpus.duplicates, len(corpus.skipped)) == (2 + 2 + 2 + 1 + 2 + 2 + 3, 1)
+    for paper in corpus.papers:
+        record = json.loads(json.dumps(paper.to_dict()))
+        assert list(validator.iter_errors(record)) == [], paper.id
+
+
 def test_schema_rejects_an_id_with_whitespace(validator):
     record = json.loads(json.dumps(Paper(id="a b", title="T", abstract="A.").to_dict()))
     assert [error.path[0] for error in validator.iter_errors(record)] == ["id"]

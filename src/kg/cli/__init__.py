@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import click
 
 from kg.cli.common import error_text
-from kg.errors import ExitCode, KgError, KgWarning
+from kg.errors import ExitCode, KgError, KgWarning, LooksStructured
 
 # name -> "module:attribute" of a click command; modules are imported lazily.
 COMMANDS: dict[str, str] = {
@@ -61,12 +61,21 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         def show(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
             if issubclass(category, KgWarning):
-                click.echo(f"Warning: {message}", err=True)
+                click.echo(f"Warning: {message}{_hint(message)}", err=True)
             else:
                 shown_before(message, category, filename, lineno, file, line)
 
         warnings.showwarning = show
         return _run(argv)
+
+
+def _hint(warning: Warning) -> str:
+    """The flag that deals with a warning, in the terms of the command that gave it."""
+    if isinstance(warning, LooksStructured) and warning.format:
+        context = click.get_current_context(silent=True)
+        flag = "--input-format" if context is not None and context.info_name == "extract" else "--format"  # extract's --format is its output's
+        return f" or read it with {flag} {warning.format}"
+    return ""
 
 
 def _run(argv: Sequence[str] | None) -> int:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from kg.cli.common import min_score_option, progress_reporter, recognizer_option, workers_option
+from kg.cli.common import input_format_option, min_score_option, progress_reporter, recognizer_option, workers_option
 
 if TYPE_CHECKING:
     from kg.builder import BuildSummary
@@ -18,6 +18,7 @@ SKIPPED_SHOWN = 20  # the summary lists this many skipped records, then counts t
 @click.command()
 @click.argument("inputs", nargs=-1, required=True)
 @click.option("-o", "--out", "out_dir", default="out", show_default=True, type=click.Path(file_okay=False), help="Output folder.")
+@input_format_option("--format", "--input-format")
 @click.option("--skip-invalid", is_flag=True, help="Go on past invalid records (bad JSON, empty abstract, …), listing how many were skipped and where.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary (a skipped-records warning still goes to stderr).")
 @workers_option
@@ -35,6 +36,7 @@ SKIPPED_SHOWN = 20  # the summary lists this many skipped records, then counts t
 def build(
     inputs: tuple[str, ...],
     out_dir: str,
+    input_format: str | None,
     skip_invalid: bool,
     quiet: bool,
     workers: int | None,
@@ -48,9 +50,11 @@ def build(
 ) -> None:
     """Build the knowledge graph from INPUTS into OUT.
 
-    INPUTS are files (seed text .txt, .jsonl, .json, .csv, .tsv, .bib; other names are
+    INPUTS are files (seed text .txt, .jsonl, .json, .csv, .tsv, .bib, .ris; OpenAlex works
+    as .json or .jsonl; a .txt holding RIS, BibTeX, JSON or a table, and other names, are
     recognised by content), folders (every supported file inside, recursively, sorted)
-    or `-` for JSON Lines on stdin. A progress bar shows on a terminal.
+    or `-` for JSON Lines on stdin. --format chooses the format of every input. A progress
+    bar shows on a terminal.
     """
     from kg.builder import build as run_build
 
@@ -68,6 +72,7 @@ def build(
             recognizer=recognizer,
             embed=embed,
             min_score=min_score,
+            format=input_format,
         )
     if not quiet:
         click.echo(render_summary(summary))

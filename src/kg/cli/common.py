@@ -97,6 +97,18 @@ def min_score_option(command: F) -> F:
     )(command)
 
 
+# kg.ingest.FORMATS (not imported: the commands that read no corpus would load ingestion; a test checks they agree)
+INPUT_FORMATS = ("text", "jsonl", "json", "csv", "tsv", "bibtex", "ris", "openalex")
+
+
+def input_format_option(*names: str) -> Callable[[F], F]:
+    """``--format FORMAT`` (or the `names` given): read every input as that format, as ``input_format``."""
+    return click.option(
+        *names, "input_format", type=click.Choice(INPUT_FORMATS), default=None, metavar="FORMAT",
+        help=f"Read every input as this format, whatever its name or content: {', '.join(INPUT_FORMATS)}  [default: by extension, else by content].",
+    )
+
+
 def workers_option(command: F) -> F:
     """``-j N``: extraction processes, as ``workers`` (None: the machine's cores, `kg.extract.runner.default_workers`)."""
     from kg.extract.runner import WORKER_MEMORY

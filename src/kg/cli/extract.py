@@ -7,23 +7,25 @@ import sys
 
 import click
 
-from kg.cli.common import min_score_option, recognizer_option, workers_option
+from kg.cli.common import input_format_option, min_score_option, recognizer_option, workers_option
 
 
 @click.command()
 @click.argument("inputs", nargs=-1, required=True)
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "table"]), default="jsonl", show_default=True, help="Output format.")
+@input_format_option("--input-format")
 @click.option("--skip-invalid", is_flag=True, help="Go on past malformed records.")
 @workers_option
 @click.option("--cache", "cache_dir", type=click.Path(file_okay=False), default=None, help="Extraction cache folder (e.g. a build's OUT/cache); none by default.")
 @recognizer_option
 @min_score_option
 def extract(
-    inputs: tuple[str, ...], fmt: str, skip_invalid: bool, workers: int | None, cache_dir: str | None, recognizer: str | None, min_score: float | None
+    inputs: tuple[str, ...], fmt: str, input_format: str | None, skip_invalid: bool, workers: int | None, cache_dir: str | None, recognizer: str | None, min_score: float | None
 ) -> None:
     """Extract methods, datasets, hardware, metrics and tasks from the abstracts in INPUTS.
 
-    INPUTS are files or folders (as for `kg build`) or `-` for JSON Lines on stdin. Per
+    INPUTS are files or folders (as for `kg build`) or `-` for JSON Lines on stdin;
+    --input-format reads every input as one format (--format is the output's). Per
     paper one JSON line {"id", "title", "entities": [{"start", "end", "text", "label",
     "concept", "role", "source", "score"}]}; offsets index the abstract as given.
     """
@@ -31,7 +33,7 @@ def extract(
     from kg.extract.runner import default_workers
     from kg.ingest import read_corpus
 
-    corpus = read_corpus(list(inputs), skip_invalid=skip_invalid, stdin=sys.stdin)
+    corpus = read_corpus(list(inputs), skip_invalid=skip_invalid, stdin=sys.stdin, format=input_format)
     found = find_concepts(corpus.papers, cache_dir=cache_dir, workers=workers or default_workers(), recognizer=recognizer, min_score=min_score)
     records = [entities_record(paper, entities) for paper, entities in zip(corpus.papers, found.resolution.entities, strict=True)]
     if fmt == "jsonl":

@@ -3,8 +3,9 @@
     from kg.ingest import read_corpus
     corpus = read_corpus(["seeds/"])            # or files, folders, "-" for JSON Lines on stdin
 
-One module per format (`text`, `jsonl`, `table`, `bibtex`); `sources` finds, decodes and
-recognises files; `records` turns a raw record into a `Paper` (field aliases, identity,
+One module per format (`text`, `jsonl`, `table`, `bibtex`, `ris`; `openalex` turns OpenAlex
+works read as JSON into records); `sources` finds, decodes and recognises files (``format=``
+forces one format for every input); `records` turns a raw record into a `Paper` (field aliases, identity,
 derived titles); `merge` joins exact-duplicate abstracts. No spaCy here: reading the
 65k-paper corpus takes seconds.
 
@@ -24,13 +25,15 @@ from kg.errors import EmptyCorpus, InputError, InputUnreadable
 from kg.ingest.bibtex import read_bibtex
 from kg.ingest.jsonl import read_json, read_json_lines
 from kg.ingest.merge import Candidate, merge_duplicates
+from kg.ingest.openalex import works
 from kg.ingest.records import RawRecord, to_paper
-from kg.ingest.sources import Format, Source, detect_format, expand, read_source
+from kg.ingest.ris import read_ris
+from kg.ingest.sources import FORMATS, Format, Source, detect_format, expand, read_source
 from kg.ingest.table import read_table
 from kg.ingest.text import read_text
 from kg.model import Corpus, Progress
 
-__all__ = ["read_corpus"]
+__all__ = ["FORMATS", "read_corpus"]
 
 PROGRESS_STAGE = "Reading corpus"
 
@@ -41,15 +44,21 @@ def read_corpus(
     skip_invalid: bool = False,
     stdin: IO[str] | None = None,
     progress: Progress | None = None,
+    format: Format | None = None,
 ) -> Corpus:
-    """Read every input and return unique papers sorted by id (the same whatever the input order)."""
+    """Read every input and return unique papers sorted by id (the same whatever the input order).
+
+    `format` (one of `FORMATS`) reads every input as that format, whatever its name or content;
+    None: by extension, else by content (`kg.ingest.sources.detect_format`)."""
+    if format is not None and format not in FORMATS:
+        raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {format!r}")
     sources = expand(list(inputs))
     candidates: list[Candidate] = []
     skipped: list[tuple[str, int, str]] = []
     for done, source in enumerate(sources):
         if progress:
             progress(PROGRESS_STAGE, done, len(sources))
-        for item in _records(source, stdin=stdin, skip_invalid=skip_invalid):
+        for item in _records(source, stdin=stdin, skip_invalid=skip_invalid, forced=format):
             if isinstance(item, InputError):
                 if not skip_invalid:
                     item.skippable = True  # skip_invalid=True would have skipped it
@@ -66,7 +75,7 @@ def read_corpus(
     return Corpus(papers=tuple(papers), duplicates=duplicates, skipped=tuple(message for _, _, message in skipped))
 
 
-def _records(source: Source, *, stdin: IO[str] | None, skip_invalid: bool) -> Iterator[Candidate | InputError]:
+def _records(source: Source, *, stdin: IO[str] | None, skip_invalid: bool, forced: Format | None = None) -> Iterator[Candidate | InputError]:
     """Papers of one source, with bad records as errors in their place (raised later or skipped).
     A source that cannot be read at all is one such error."""
     try:
@@ -74,7 +83,7 @@ def _records(source: Source, *, stdin: IO[str] | None, skip_invalid: bool) -> It
     except InputUnreadable as error:
         yield error
         return
-    for raw in _raw_records(detect_format(source, text), text, name=source.name):
+    for raw in _raw_records(detect_format(source, text, forced=forced), text, name=source.name):
         if isinstance(raw, InputError):
             yield raw
             continue
@@ -90,11 +99,15 @@ def _raw_records(kind: Format, text: str, *, name: str) -> Iterator[RawRecord | 
     if kind == "text":
         return read_text(text)
     if kind == "jsonl":
-        return read_json_lines(text, path=name)
+        return works(read_json_lines(text, path=name), path=name)
     if kind == "json":
-        return read_json(text, path=name)
+        return works(read_json(text, path=name), path=name)
+    if kind == "openalex":  # an array, JSON Lines or an API page: read_json takes each
+        return works(read_json(text, path=name), path=name, always=True)
     if kind in ("csv", "tsv"):
         return read_table(text, path=name, delimiter="\t" if kind == "tsv" else ",")
+    if kind == "ris":
+        return read_ris(text, path=name)
     return read_bibtex(text, path=name)
 
 
@@ -106,7 +119,7 @@ def _skip_entry(error: InputError, source: Source) -> tuple[str, int, str]:
 def _empty_message(inputs: Sequence[str], sources: list[Source], skipped: int) -> str:
     named = ", ".join(inputs) if len(inputs) <= 3 else f"{', '.join(inputs[:3])} …"
     if not sources:
-        return f"no corpus files in {named} (kg reads files ending in .txt, .jsonl, .json, .csv, .tsv, .bib)"
+        return f"no corpus files in {named} (kg reads files ending in .txt, .jsonl, .json, .csv, .tsv, .bib, .ris)"
     if skipped:
         return f"no papers read from {named}: all {skipped:,} records were invalid and skipped"
     return f"no papers read from {named}: the input holds no records"

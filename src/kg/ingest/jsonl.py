@@ -1,4 +1,9 @@
-"""JSON Lines (one object per line) and JSON (an array of objects, or one object)."""
+"""JSON Lines (one object per line) and JSON (an array of objects, or one object).
+
+An object holding a ``results`` array and a ``meta`` object is a page of an API (OpenAlex's,
+say): its results are the records, in a .json file or on a line of JSON Lines (pages saved one
+per line).
+"""
 
 from __future__ import annotations
 
@@ -28,10 +33,18 @@ def read_json_lines(text: str, *, path: str) -> Iterator[RawRecord | MalformedRe
         except (ValueError, RecursionError) as error:
             yield MalformedRecord(_limit_error(error), path=path, line=number)
             continue
-        if isinstance(value, dict):
+        if is_page(value):
+            for result in value["results"]:
+                yield RawRecord(number, result) if isinstance(result, dict) else MalformedRecord(f"expected a JSON object, found {_kind(result)}", path=path, line=number)
+        elif isinstance(value, dict):
             yield RawRecord(number, value)
         else:
             yield MalformedRecord(f"expected a JSON object, found {_kind(value)}", path=path, line=number)
+
+
+def is_page(value: object) -> bool:
+    """``{"meta": {…}, "results": [...]}``: a page of API results (OpenAlex), not a record."""
+    return isinstance(value, dict) and isinstance(value.get("results"), list) and isinstance(value.get("meta"), dict)
 
 
 def read_json(text: str, *, path: str) -> Iterator[RawRecord | MalformedRecord]:
@@ -55,10 +68,30 @@ def read_json(text: str, *, path: str) -> Iterator[RawRecord | MalformedRecord]:
         raise MalformedRecord(_limit_error(error), path=path, line=text.count("\n", 0, start) + 1) from None
     if not isinstance(value, dict):
         raise MalformedRecord(f"expected a JSON array or object, found {_kind(value)}", path=path, line=1)
+    if is_page(value):
+        yield from _read_array(text, _results_start(text, start), path=path, nested=True)
+        return
     yield RawRecord(text.count("\n", 0, start) + 1, value)
 
 
-def _read_array(text: str, start: int, *, path: str) -> Iterator[RawRecord | MalformedRecord]:
+def _results_start(text: str, start: int) -> int:
+    """Where the value of the top-level object's (last) "results" key begins; the text is valid JSON."""
+    decoder = json.JSONDecoder()
+    position, found = _skip(text, start + 1), -1
+    while text[position] != "}":
+        key, position = decoder.raw_decode(text, position)
+        position = _skip(text, _skip(text, position) + 1)  # past the ':'
+        if key == "results":
+            found = position  # json.loads keeps the last of repeated keys: so does this
+        position = _skip(text, decoder.raw_decode(text, position)[1])
+        if text[position] == ",":
+            position = _skip(text, position + 1)
+    return found
+
+
+def _read_array(text: str, start: int, *, path: str, nested: bool = False) -> Iterator[RawRecord | MalformedRecord]:
+    """The objects of the array at `start`, each located by its line; `nested`: the array is a
+    value inside an object already parsed, so nothing after it is checked."""
     decoder = json.JSONDecoder()
     position = _skip(text, start + 1)
     line, counted = 1, 0
@@ -89,6 +122,8 @@ def _read_array(text: str, start: int, *, path: str) -> Iterator[RawRecord | Mal
             if position >= len(text) or text[position] != "]":
                 where = text.count("\n", 0, min(position, len(text))) + 1
                 raise MalformedRecord("not valid JSON: expected ',' or ']' after an array item", path=path, line=where)
+    if nested:
+        return
     trailing = _skip(text, position + 1)
     if trailing < len(text):
         raise MalformedRecord("not valid JSON: extra data after the array", path=path, line=text.count("\n", 0, trailing) + 1)

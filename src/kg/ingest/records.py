@@ -20,25 +20,28 @@ from kg.model import Paper
 
 @dataclass(frozen=True, slots=True)
 class RawRecord:
-    """One record as a reader found it: its first line in the file and its fields."""
+    """One record as a reader found it: its first line in the file and its fields; `no_abstract`
+    is the reason to give when it has none, in the terms of its format (None: kg's field names)."""
 
     line: int
     fields: Mapping[str, Any]
+    no_abstract: str | None = None
 
 
 # Canonical field → accepted names, first non-empty one wins. Names are compared after
 # lower-casing and turning spaces/hyphens into underscores ("Abstract Note" → abstract_note).
+# CSL-JSON (Zotero's "CSL JSON" export) fits: container-title, issued {"date-parts"}, keyword.
 ALIASES: dict[str, tuple[str, ...]] = {
     "id": ("id", "paper_id", "key"),
     "title": ("title", "paper_title"),
     "abstract": ("abstract", "summary", "text", "abstract_note"),
     "authors": ("authors", "author", "creators"),
-    "year": ("year", "publication_year", "date", "published"),
-    "venue": ("venue", "journal", "booktitle", "publication_title", "conference"),
+    "year": ("year", "publication_year", "date", "published", "issued"),
+    "venue": ("venue", "journal", "booktitle", "publication_title", "conference", "container_title"),
     "url": ("url", "link"),
     "doi": ("doi",),
     "arxiv_id": ("arxiv_id", "arxiv", "eprint"),
-    "keywords": ("keywords", "tags", "manual_tags"),
+    "keywords": ("keywords", "tags", "manual_tags", "keyword"),
 }
 ABSTRACT_NAMES = ALIASES["abstract"]
 
@@ -113,7 +116,9 @@ def to_paper(record: RawRecord, *, path: str, undecodable: bool = False) -> Pape
     abstract = text("abstract")
     title = text("title")
     if not abstract:
-        if not any(alias in keys for alias in ABSTRACT_NAMES):
+        if record.no_abstract and not any(alias in keys for alias in ABSTRACT_NAMES):
+            reason = record.no_abstract
+        elif not any(alias in keys for alias in ABSTRACT_NAMES):
             reason = f"no abstract (expected a field named {', '.join(ABSTRACT_NAMES)})"
         else:
             reason = "empty abstract"
@@ -211,9 +216,17 @@ def _check_length(canonical: str, value: str, *, path: str, line: int) -> str:
 
 
 def parse_year(value: Any) -> int | None:
-    """2020, "2020", "2020-05-01", 2020.0 → 2020; anything without a plausible year → None."""
+    """2020, "2020", "2020-05-01", 2020.0, CSL's {"date-parts": [[2020, 5]]} → 2020; anything
+    without a plausible year → None."""
     if value is None or isinstance(value, bool):
         return None
+    if isinstance(value, Mapping):  # CSL-JSON dates: {"date-parts": [[2020, 5, 1]]} or {"raw": "2020-05-01"}
+        parts = value.get("date-parts")
+        if isinstance(parts, list) and parts and isinstance(parts[0], list) and parts[0]:
+            value = parts[0][0]
+        else:
+            value = value.get("raw") or value.get("literal")
+        return parse_year(value) if isinstance(value, (str, int)) else None
     if isinstance(value, int):
         return value if 1800 <= value <= 2199 else None
     if isinstance(value, float) and value.is_integer():

@@ -1,8 +1,12 @@
 """Where records come from: paths and folders expanded, bytes decoded, formats recognised.
 
-Formats are chosen by extension; a file with an unknown or missing extension is recognised by
-its content. In a folder only files with a known extension are read (so a README or a PDF
-beside the data is left alone); hidden files and folders are ignored.
+Formats are chosen by extension; a file with an unknown or missing extension, and a ``.txt`` (a
+format people save anything as), is recognised by its content: RIS, BibTeX, JSON or a table with
+an abstract column before seed text. A file read as seed text that still looks structured (RIS
+tags, BibTeX entries, JSON objects, rows of a table) gets a `LooksStructured` warning: nothing
+structured is read as plain text without saying so. ``--format`` (`read_corpus(format=…)`)
+forces one format for every input. In a folder only files with a known extension are read (so a
+README or a PDF beside the data is left alone); hidden files and folders are ignored.
 """
 
 from __future__ import annotations
@@ -17,10 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Literal
 
-from kg.errors import DecodeFailed, InputNotFound, InputUnreadable, OutputsSkipped, UnsupportedFormat
+from kg.errors import DecodeFailed, InputNotFound, InputUnreadable, LooksStructured, OutputsSkipped, UnsupportedFormat
 from kg.ingest.records import ABSTRACT_NAMES, normalise_key
 
-Format = Literal["text", "jsonl", "json", "csv", "tsv", "bibtex"]
+Format = Literal["text", "jsonl", "json", "csv", "tsv", "bibtex", "ris", "openalex"]
+FORMATS: tuple[Format, ...] = ("text", "jsonl", "json", "csv", "tsv", "bibtex", "ris", "openalex")  # what --format takes
 
 EXTENSIONS: dict[str, Format] = {
     ".txt": "text",
@@ -33,6 +38,7 @@ EXTENSIONS: dict[str, Format] = {
     ".tab": "tsv",
     ".bib": "bibtex",
     ".bibtex": "bibtex",
+    ".ris": "ris",
 }
 SUPPORTED = ", ".join(sorted(EXTENSIONS))
 STDIN = "-"
@@ -41,6 +47,14 @@ STDIN_NAME = "<stdin>"
 # Signatures of binary files people pass by mistake.
 _BINARY_MAGIC = {b"%PDF": "a PDF", b"PK\x03\x04": "a ZIP/Office file", b"\x1f\x8b": "a gzip file", b"\x89PNG": "an image"}
 _BIBTEX_START = re.compile(r"@\s*[A-Za-z]+\s*[{(]")
+_RIS_START = re.compile(r"TY  -(?: |\r?$)", re.MULTILINE)  # rispy's tag line: two letters, two spaces, a hyphen
+_JSON_START = re.compile(r"\[\s*[{\]]|\{\s*[\"}]")  # an array of objects or an object, not "[1] We show …"
+# In text read as seed text, signs of a structured file (looks_structured):
+_RIS_TAG_LINE = re.compile(r"^(?:TY|ER)  -", re.MULTILINE)
+_BIBTEX_ENTRY = re.compile(r"^\s*@\s*[A-Za-z]+\s*[{(]", re.MULTILINE)
+_JSON_OBJECT_LINE = re.compile(r"^\s*\{\s*\"[^\"\n]*\"\s*:.*\}\s*,?\s*$", re.MULTILINE)
+STRUCTURE_SAMPLE = 65_536  # characters of a file looked at for signs of structure
+TABLE_ROWS = 3  # a table: this many lines in a row with the same delimiters, from the first
 _UNPRINTABLE = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
 _CONTROL_IN_NAME = re.compile("[\x00-\x1f\x7f]")
 
@@ -237,29 +251,78 @@ def decode(data: bytes, *, name: str, lenient: bool = False) -> tuple[str, bool]
         ) from None
 
 
-def detect_format(source: Source, text: str) -> Format:
-    """By extension, else by content; `UnsupportedFormat` when neither tells."""
+def detect_format(source: Source, text: str, *, forced: Format | None = None) -> Format:
+    """`forced` if given; else by extension, by content for ``.txt`` and unknown extensions;
+    `UnsupportedFormat` when neither tells. Warns (`LooksStructured`) when it chooses seed text
+    for a file that looks structured."""
+    if forced is not None:
+        return forced
     if source.path is None:
         return "json" if text.lstrip().startswith("[") else "jsonl"
     by_extension = EXTENSIONS.get(source.path.suffix.lower())
-    if by_extension:
+    if by_extension == "text":
+        by_content = structured_format(text, strict_table=True)
+        if by_content is not None:
+            return by_content
+    elif by_extension:
         return by_extension
-    return sniff(text, name=source.name)
+    else:
+        by_extension = sniff(text, name=source.name)
+    if by_extension == "text" and (looks := looks_structured(text)) is not None:
+        what, fmt, extension = looks
+        warning = LooksStructured(f"{source.name}: read as seed text (an abstract per paragraph), but it looks like {what}; if it is, give it the extension {extension}")
+        warning.format = fmt
+        warnings.warn(warning, stacklevel=2)
+    return by_extension
+
+
+def structured_format(text: str, *, strict_table: bool = False) -> Format | None:
+    """The structured format `text` begins as: RIS, JSON, BibTeX or a table with an abstract
+    column; None if none. `strict_table`: a table also needs a row right under its header (seed
+    text has a blank line under its header line, and a header may hold commas)."""
+    head = text.lstrip()
+    if _RIS_START.match(head):
+        return "ris"
+    if _JSON_START.match(head) if strict_table else head.startswith(("{", "[")):
+        return "json"
+    if _BIBTEX_START.match(head):
+        return "bibtex"
+    first_line, _, rest = head.partition("\n")
+    if strict_table and not rest.split("\n", 1)[0].strip():
+        return None
+    for delimiter, kind in (("\t", "tsv"), (",", "csv"), (";", "csv")):
+        columns = [normalise_key(c.strip(' "')) for c in first_line.split(delimiter)]
+        if len(columns) > 1 and any(c in ABSTRACT_NAMES for c in columns):
+            return kind  # type: ignore[return-value]
+    return None
+
+
+def looks_structured(text: str) -> tuple[str, Format, str] | None:
+    """What a file read as seed text looks like instead, if anything, as (what, format, extension):
+    RIS tag lines, BibTeX entries, JSON objects one per line, or lines with the same delimiters
+    from the top (a table)."""
+    sample = text[:STRUCTURE_SAMPLE]
+    if len(_RIS_TAG_LINE.findall(sample)) >= 2:
+        return "RIS (TY  - … ER  - records)", "ris", ".ris"
+    if _BIBTEX_ENTRY.search(sample):
+        return "BibTeX (@type{key, …} entries)", "bibtex", ".bib"
+    if _JSON_OBJECT_LINE.search(sample):
+        return "JSON Lines (one object per line)", "jsonl", ".jsonl"
+    lines = sample.lstrip().split("\n")[:TABLE_ROWS]
+    for delimiter, least, fmt in (("\t", 1, "tsv"), (",", 2, "csv"), (";", 2, "csv")):
+        counts = {line.count(delimiter) for line in lines}
+        if len(lines) == TABLE_ROWS and len(counts) == 1 and min(counts) >= least:
+            return f"a table ({TABLE_ROWS} lines in a row with {min(counts)} {'tabs' if fmt == 'tsv' else repr(delimiter) + 's'} each)", fmt, f".{fmt}"
+    return None
 
 
 def sniff(text: str, *, name: str) -> Format:
     head = text.lstrip()
     if "\x00" in text[:4096]:
         raise UnsupportedFormat(f"binary content, not a corpus file (kg reads {SUPPORTED})", path=name)
-    if head.startswith(("{", "[")):
-        return "json"
-    if _BIBTEX_START.match(head):
-        return "bibtex"
-    first_line = head.split("\n", 1)[0]
-    for delimiter, kind in (("\t", "tsv"), (",", "csv"), (";", "csv")):
-        columns = [normalise_key(c.strip(' "')) for c in first_line.split(delimiter)]
-        if len(columns) > 1 and any(c in ABSTRACT_NAMES for c in columns):
-            return kind  # type: ignore[return-value]
+    structured = structured_format(text)
+    if structured is not None:
+        return structured
     if re.search(r"\n[ \t]*\r?\n[ \t]*\S", head):
         return "text"  # paragraphs separated by blank lines
     raise UnsupportedFormat(
