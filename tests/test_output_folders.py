@@ -111,3 +111,23 @@ def test_kg_html_and_export_never_write_into_a_build(tmp_path, capsys, command: 
     assert code == ExitCode.OUTPUT_ERROR
     assert "is inside a .kg folder, where kg keeps an output folder's builds" in capsys.readouterr().err
     assert {p.name: p.read_bytes() for p in (out / ".kg" / "current").iterdir()} == before
+
+
+def test_a_file_or_folder_where_the_store_goes_is_set_aside(tmp_path) -> None:
+    """A plain file out/graph.oxigraph was moved to a hidden .graph.oxigraph.<pid>.old; a build
+    made into out/graph.oxigraph was deleted by the next build into out/."""
+    from kg.rdf.store import STORE_DIR
+
+    source = write_corpus(tmp_path / "in")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / STORE_DIR).write_text("my notes\n", encoding="utf-8")
+    with pytest.warns(UserFileSetAside, match="graph.oxigraph was not written by kg"):
+        build([str(source)], out, recognizer=None)
+    assert [p.read_text(encoding="utf-8") for p in out.glob(f"{STORE_DIR}.user-*")] == ["my notes\n"]
+    nested = tmp_path / "w1"
+    build([str(source)], nested / STORE_DIR, recognizer=None)
+    with pytest.warns(UserFileSetAside):
+        build([str(source)], nested, recognizer=None)
+    kept = list(nested.glob(f"{STORE_DIR}.user-*"))
+    assert len(kept) == 1 and (kept[0] / "graph.json").exists()

@@ -21,13 +21,14 @@ from kg.graph import load
 from kg.ingest import read_corpus
 from kg.model import MENTION_SOURCES
 from kg.related_work import embed
+from kg.text.vocab import load_vocabulary
 
 TEXT = "We train BERT on SQuAD. It works."
 MENTION = {"start": 9, "end": 13, "text": "BERT", "label": "METHOD", "key": "bert", "vocab": None, "role": "used", "source": "vocab", "score": 0.9, "sent_start": 0, "sent_end": 23}
 
 
 def fits(mention: dict, definitions: list | None = None) -> bool:
-    return fits_text({"mentions": [mention], "definitions": definitions or []}, TEXT, sources=MENTION_SOURCES, vocabulary={"method/bert"})
+    return fits_text({"mentions": [mention], "definitions": definitions or []}, TEXT, sources=MENTION_SOURCES, vocabulary=load_vocabulary())
 
 
 @pytest.mark.parametrize(("change", "ok"), [
@@ -43,15 +44,26 @@ def fits(mention: dict, definitions: list | None = None) -> bool:
     ({"sent_start": 10}, False),  # the sentence does not hold the mention
     ({"sent_end": 99}, False),
     ({"key": ""}, False),
+    ({"key": "zzevilkey concept"}, False),  # a forged key merged 16 unrelated mentions
+    ({"vocab": "dataset/squad"}, False),  # a real concept of another type (made altLabels of ImageNet)
 ])
 def test_a_mention_must_fit_its_abstract(change: dict, ok: bool) -> None:
     assert fits({**MENTION, **change}) is ok
 
 
-def test_definitions_must_be_short_and_non_empty() -> None:
-    assert fits(MENTION, [{"short": "BERT", "long": "bidirectional encoder", "label": "METHOD"}])
+def test_definitions_must_come_from_the_text() -> None:
+    assert fits(MENTION, [{"short": "BERT", "long": "train", "label": "METHOD"}])
+    assert fits({**MENTION, "key": "train"}, [{"short": "BERT", "long": "trains", "label": "METHOD"}])  # an acronym's key is its long form's
     assert not fits(MENTION, [{"short": "", "long": "x", "label": "METHOD"}])
     assert not fits(MENTION, [{"short": "B", "long": "x" * 100, "label": "METHOD"}])
+    assert not fits(MENTION, [{"short": "BERT", "long": "Zzevil Long Form", "label": "METHOD"}])  # in no word of the abstract
+    assert not fits(MENTION, [{"short": "GPT", "long": "train", "label": "METHOD"}])
+
+
+def test_a_span_given_twice_is_forged() -> None:
+    """One mention duplicated 5,000 times gave `mentions 5007, weight 3787.6`."""
+    value = {"mentions": [MENTION, MENTION], "definitions": []}
+    assert not fits_text(value, TEXT, sources=MENTION_SOURCES, vocabulary=load_vocabulary())
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +129,7 @@ def test_forged_rows_never_crash_and_never_change_the_result(seed_papers, fresh,
 
     forged = _forge(folder / CACHE_FILE, mutate)
     extractions, stats = runner.run_extraction(seed_papers, cache_dir=folder)
-    vocabulary = load_vocabulary().by_id
+    vocabulary = load_vocabulary()
     version = pipeline_version()
     refused = 0
     for paper, extraction, original in zip(seed_papers, extractions, fresh, strict=True):

@@ -235,3 +235,35 @@ def test_too_many_connections_get_503_not_a_reset(served) -> None:
     time.sleep(0.3)
     assert get(server, OK_QUERY)[0] == 200  # closed connections no longer count
     assert BACKLOG >= 64 and server.socket.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN)
+
+
+def test_clients_that_never_read_their_answer_do_not_stall_the_server(seeds_out) -> None:
+    """64 clients asking for a large answer and never reading it held every serving thread
+    (a normal ASK took 20.9 s): each answer blocked its thread until the write timed out."""
+    log: list[str] = []
+    server = make_server(seeds_out, port=0, log=log.append, timeout=10.0, io_timeout=2.0, threads=4, workers=2)
+    thread = serve_in_thread(server)
+    big = urllib.parse.urlencode({"query": "SELECT * WHERE { ?s ?p ?o }"})
+    hold = []
+    try:
+        for _ in range(24):
+            sock = socket.socket()
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 2048)
+            sock.connect(server.server_address[:2])
+            sock.sendall(f"GET /sparql?{big} HTTP/1.0\r\n\r\n".encode())
+            hold.append(sock)
+        time.sleep(2.0)  # their answers are computed and stuck in the send queue
+        for _ in range(5):
+            started = time.monotonic()
+            assert get(server, OK_QUERY, timeout=10)[0] == 200
+            assert time.monotonic() - started < 2.0
+        deadline = time.monotonic() + 15
+        while not any("did not read its answer" in line for line in log):
+            assert time.monotonic() < deadline, log[-3:]
+            time.sleep(0.2)
+    finally:
+        for sock in hold:
+            sock.close()
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)

@@ -245,3 +245,16 @@ def test_random_hostile_queries_against_kg_serve(sample_dir) -> None:
         server.server_close()
         thread.join(timeout=5)
     assert statuses.get(200, 0) > 0 and statuses.get(400, 0) > 0, statuses
+
+
+@pytest.mark.parametrize("backend", ["rdflib", "oxigraph"])
+@pytest.mark.parametrize("hider", ["e:x\\#", "e:x\\'", 'e:x\\"', "e:a\\#b\\'c"])
+def test_a_prefixed_name_escape_hides_nothing(sample_dir, capsys, listener, backend: str, hider: str) -> None:
+    """`e:x\\#` was read as the start of a comment and `e:x\\'` as a string, so the SERVICE on
+    the same line went unseen and Oxigraph (`kg sparql`, `kg serve`) called the listener."""
+    url, sock = listener
+    query = f"PREFIX e: <http://x/> SELECT * WHERE {{ BIND({hider} AS ?z) SERVICE <{url}> {{ ?s ?p ?o }} }}"
+    assert main(["sparql", query, "--graph", str(sample_dir), "--backend", backend]) == ExitCode.QUERY_SYNTAX
+    assert capsys.readouterr().err.startswith("Error: query refused: SERVICE")
+    assert scan(f"SELECT * WHERE {{ BIND({hider} AS ?z) " + "{" * 100 + "}" * 100 + " }").depth == 101
+    assert not connected(sock)

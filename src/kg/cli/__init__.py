@@ -8,7 +8,10 @@ a `KgWarning` one ``Warning: …`` line (the run goes on).
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import importlib
+import os
 import sys
 import warnings
 from collections.abc import Sequence
@@ -99,5 +102,13 @@ def _run(argv: Sequence[str] | None) -> int:
         # e.g. `kg extract … | head`: the reader went away; not an error worth a traceback.
         sys.stderr.close()
         return int(ExitCode.OK)
+    except OSError as error:
+        if error.errno not in (errno.ENOSPC, errno.EIO, errno.EFBIG, errno.EDQUOT):
+            raise
+        # e.g. `kg sparql … > /dev/full`: the output could not be written, say so once
+        with contextlib.suppress(OSError):
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - what is left to flush goes nowhere
+        click.echo(f"Error: cannot write the output: {error.strerror}", err=True)
+        return int(ExitCode.OUTPUT_ERROR)
     # A command may return an int status (e.g. `kg eval` below a threshold); None means success.
     return int(status) if isinstance(status, int) else int(ExitCode.OK)

@@ -9,6 +9,7 @@ the CLI adds the command or flag that deals with it.
 from __future__ import annotations
 
 import contextlib
+import math
 import sys
 from collections.abc import Callable, Iterator
 from typing import TypeVar
@@ -62,10 +63,19 @@ def graph_option(command: F) -> F:
     )(command)
 
 
+def _base(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """An absolute http(s) IRI (data IRIs are made by appending to it)."""
+    import re
+
+    if not re.fullmatch(r"https?://[^\s<>\"{}|\\^`]+", value or ""):
+        raise click.BadParameter(f"{value!r} is not an absolute http(s) IRI (e.g. {DEFAULT_BASE})", ctx=ctx, param=param)
+    return value
+
+
 def base_option(command: F) -> F:
     """``--base IRI``: where the data IRIs live; export, sparql and serve must agree on it."""
     return click.option(
-        "--base", default=DEFAULT_BASE, show_default=True, metavar="IRI",
+        "--base", default=DEFAULT_BASE, show_default=True, metavar="IRI", callback=_base,
         help="Base of the data IRIs (papers, concepts, annotations); the same for export, sparql and serve.",
     )(command)
 
@@ -158,11 +168,20 @@ def error_text(error: KgError) -> str:
 DEFAULT_TIMEOUT = 10.0  # as kg.sparql.serve.DEFAULT_TIMEOUT (not imported: it loads pyoxigraph)
 
 
+MAX_TIMEOUT = 86_400.0  # a day: longer is "no limit" (0); inf and 1e300 overflowed select()
+
+
+def _timeout(ctx: click.Context, param: click.Parameter, value: float) -> float:
+    if not math.isfinite(value) or not 0 <= value <= MAX_TIMEOUT:
+        raise click.BadParameter(f"{value} is not a number of seconds from 0 to {MAX_TIMEOUT:,.0f} (0: no limit)", ctx=ctx, param=param)
+    return value
+
+
 def timeout_option(command: F) -> F:
     """``--timeout SECONDS``: how long one query may run before its process is killed."""
     return click.option(
-        "--timeout", default=DEFAULT_TIMEOUT, show_default=True, type=click.FloatRange(min=0), metavar="SECONDS",
-        help="Stop a query that runs longer (its process is killed); 0: no limit.",
+        "--timeout", default=DEFAULT_TIMEOUT, show_default=True, type=float, callback=_timeout, metavar="SECONDS",
+        help=f"Stop a query that runs longer (its process is killed); 0: no limit; at most {MAX_TIMEOUT:,.0f}.",
     )(command)
 
 

@@ -23,7 +23,7 @@ def export(graph_dir: str, output_format: str, output: str | None, shards: int |
     from kg.graph import load
     from kg.rdf.writers import export as run_export
     from kg.rdf.writers import write_stream
-    from kg.util.atomic import refuse_build_state
+    from kg.util.atomic import refuse_build_state, refuse_other_output
 
     if shards is not None and output_format != "nt":
         raise click.UsageError(f"--shards needs --format nt (got {output_format})")
@@ -37,6 +37,7 @@ def export(graph_dir: str, output_format: str, output: str | None, shards: int |
     folder = Path(graph_dir) if Path(graph_dir).is_dir() else Path(graph_dir).parent
     path = output or str(folder / f"graph.{output_format}")
     refuse_build_state(path, what="a file outside it (e.g. beside graph.json)")  # a build's own files are never rewritten
+    refuse_other_output(path, f"graph.{output_format}")
     result = run_export(graph, path, format=output_format, shards=shards, base=base)
     what = f"{result.triples:,} triples" if result.triples is not None else f"{graph.number_of_nodes():,} nodes, {graph.number_of_edges():,} edges"
     if len(result.paths) == 1:

@@ -17,8 +17,10 @@ import hashlib
 import json
 import math
 import os
+import re
 import sqlite3
 import time
+import unicodedata
 import warnings
 from collections.abc import Callable, Container, Iterable, Mapping
 from dataclasses import fields
@@ -27,6 +29,8 @@ from typing import Any
 
 from kg.errors import CacheError, CacheSetAside
 from kg.model import ENTITY_TYPES, ROLES, Definition, LocalMention
+from kg.text.clean import clean_text
+from kg.text.vocab import Vocabulary, normalize_key
 
 CACHE_FILE = "extract.sqlite"
 _COLUMNS = ["key", "checksum", "payload"]
@@ -94,20 +98,43 @@ def valid_extraction(value: Any) -> bool:
     return all(_MENTION_OK(m) and 0 <= m["start"] < m["end"] for m in mentions) and all(map(_DEFINITION_OK, definitions))
 
 
-def fits_text(value: dict[str, Any], text: str, *, sources: Container[str], vocabulary: Container[str]) -> bool:
+def fits_text(value: dict[str, Any], text: str, *, sources: Container[str], vocabulary: Vocabulary) -> bool:
     """True if a valid cached extraction (`valid_extraction`) can describe `text`, the abstract
-    its key was made from: every mention inside the text and equal to its slice, within its
-    sentence, from a known source, naming a known curated concept (or none), with a score in
-    [0, 1]; every definition two non-empty forms no longer than the text. A forged row with a
-    recomputed checksum passes the checksum, not this."""
+    its key was made from. A forged row with a recomputed checksum passes the checksum, not this:
+
+    * every mention lies inside the text and equals its slice, within its sentence, at most once
+      per span, from a known source, with a score in [0, 1];
+    * its curated concept, if any, exists and has the mention's type;
+    * its key is the mention's own (`normalize_key` of its text), a long form the paper defines,
+      or a key of its curated concept: a forged key cannot merge unrelated mentions;
+    * every definition's short form is in the text and every word of its long form too."""
     length = len(text)
+    plain = unicodedata.normalize("NFKC", text)
+    words = set(re.findall(r"\w+", plain.lower()))
+    for d in value["definitions"]:
+        if not (0 < len(d["short"]) <= length and 0 < len(d["long"]) <= length) or d["short"] not in plain:
+            return False
+        if not all(w in words or w + "s" in words or w.removesuffix("s") in words for w in re.findall(r"\w+", unicodedata.normalize("NFKC", d["long"]).lower())):
+            return False
+    long_keys = {normalize_key(d["long"]) for d in value["definitions"]}
+    spans: set[tuple[int, int]] = set()
     for m in value["mentions"]:
         start, end = m["start"], m["end"]
         if end > length or text[start:end] != m["text"] or not 0 <= m["sent_start"] <= start or not end <= m["sent_end"] <= length:
             return False
-        if m["source"] not in sources or (m["vocab"] is not None and m["vocab"] not in vocabulary) or not 0.0 <= m["score"] <= 1.0 or not m["key"]:
+        if (start, end) in spans or m["source"] not in sources or not 0.0 <= m["score"] <= 1.0 or not m["key"]:
             return False
-    return all(0 < len(d["short"]) <= length and 0 < len(d["long"]) <= length for d in value["definitions"])
+        spans.add((start, end))
+        entry = None
+        if m["vocab"] is not None:
+            entry = vocabulary.get(m["vocab"])
+            if entry is None or entry.type != m["label"]:
+                return False
+        key = m["key"]
+        if key != normalize_key(m["text"]) and key not in long_keys and (entry is None or vocabulary.by_key.get((m["label"], key)) is not entry):
+            if key != normalize_key(clean_text(m["text"]).text):  # the key of the cleaned text (a word split across a line joined)
+                return False
+    return True
 
 
 # -- the store --------------------------------------------------------------------------------

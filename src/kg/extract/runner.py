@@ -119,7 +119,7 @@ def _drop_misfits(cached: dict[str, Any], papers: Sequence[Paper], keys: Sequenc
         return 0
     from kg.text.vocab import load_vocabulary
 
-    vocabulary = load_vocabulary().by_id
+    vocabulary = load_vocabulary()
     misfits = 0
     for paper, key in zip(papers, keys, strict=True):
         value = cached.get(key)

@@ -126,6 +126,8 @@ def _focus_nodes(graph: nx.DiGraph, centre: str, depth: int, wanted: set[str]) -
                     found.append(other)
         frontier = found
         rings.append(tuple(found))
+        if not found:  # nothing new: more rounds would find nothing either (--depth 10**9 looped on)
+            break
     return {key for key in keep if key in graph}, tuple(rings)
 
 

@@ -300,7 +300,20 @@ def _temporary(store_dir: Path) -> Path:
 
 def _swap_in(tmp: Path, store_dir: Path) -> None:
     old = store_dir.with_name(f".{store_dir.name}.{os.getpid()}.old")
+    if (store_dir.exists() or store_dir.is_symlink()) and not (store_dir / STAMP_FILE).is_file():
+        _set_aside(store_dir)  # not a store kg wrote (a file, someone's folder): kept, never deleted
     if store_dir.exists():
         os.replace(store_dir, old)
     os.replace(tmp, store_dir)
     shutil.rmtree(old, ignore_errors=True)
+
+
+def _set_aside(path: Path) -> None:
+    import time
+    import warnings
+
+    from kg.errors import UserFileSetAside
+
+    aside = path.with_name(f"{path.name}.user-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}")
+    os.rename(path, aside)
+    warnings.warn(f"{path} was not written by kg; renamed it {aside.name} so the SPARQL store can take its place", UserFileSetAside, stacklevel=4)

@@ -17,7 +17,8 @@ bounded by the text checks, and every query runs in a child process (`kg.sparql.
 a crash is reported as a refusal, never a segfault of the command.
 
 `scan` is a small tokenizer that knows just enough SPARQL to skip what may hold brackets
-or keywords innocently: string literals (``'…'``, ``"…"``, and the long ``'''…'''``,
+or keywords innocently: a backslash escape outside strings (``e:x\\#`` is a prefixed name whose
+local part ends in an escaped ``#``, not a comment; ``e:x\\'`` is no string), string literals (``'…'``, ``"…"``, and the long ``'''…'''``,
 ``\"\"\"…\"\"\"`` forms, with backslash escapes), IRIs (``<…>``, told apart from the ``<``
 operator as the grammar's IRIREF rule does) and ``#`` comments. Everything else counts.
 """
@@ -34,12 +35,13 @@ MAX_QUERY_CHARS = 200_000
 MAX_DEPTH = 64  # nested { } ( ) [ ] together; real queries stay below ~10
 MAX_OPERATORS = 1_000  # binary operators and UNIONs: each chain is one level of recursion
 MAX_CLAUSES = 1_000  # FILTER, BIND, MINUS, OPTIONAL, …: each is one more node of a flat chain
+MAX_SEPARATORS = 2_000  # `.` `;` `,` between triple patterns and list items (20,000 `?s ?p ?o .` overflow the stack)
 MAX_ALGEBRA_NODES = 20_000  # rdflib's parsed algebra (a real query has a few hundred)
 CLAUSE_KEYWORDS = frozenset({"FILTER", "BIND", "MINUS", "OPTIONAL", "VALUES", "GRAPH", "SERVICE", "EXISTS", "SELECT", "UNION"})
 CODEPOINT_ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})")
 
 SPARQL_TOKEN = re.compile(
-    r'''(?P<skip>"""(?:[^"\\]|\\.|"(?!""))*(?:"""|\Z)'''
+    r'''(?P<skip>\\[\s\S]|"""(?:[^"\\]|\\.|"(?!""))*(?:"""|\Z)'''
     r"""|'''(?:[^'\\]|\\.|'(?!''))*(?:'''|\Z)"""
     r'''|"(?:[^"\\\n\r]|\\.)*(?:"|(?=[\n\r])|\Z)'''
     r"""|'(?:[^'\\\n\r]|\\.)*(?:'|(?=[\n\r])|\Z)"""
@@ -47,7 +49,8 @@ SPARQL_TOKEN = re.compile(
     r"""|\#[^\n\r]*)"""
     r"""|(?P<open>[{(\[])|(?P<close>[})\]])"""
     r"""|(?P<word>(?<![?$:\w])[A-Za-z]+(?![\w:]))"""
-    r"""|(?P<op>\|\||&&|[-+*/|^!=<>])""",
+    r"""|(?P<op>\|\||&&|[-+*/|^!=<>])"""
+    r"""|(?P<sep>[;,]|(?<!\d)\.|\.(?!\d))""",  # triple-pattern and list separators (not a decimal's point)
     re.S,
 )
 
@@ -69,6 +72,7 @@ class QueryShape:
     operators: int  # operator tokens and UNION keywords
     service: bool  # the SERVICE keyword appears
     clauses: int = 0  # CLAUSE_KEYWORDS: group elements and sub-selects
+    separators: int = 0  # `.` `;` `,` outside strings, IRIs and comments
 
 
 def expand_codepoints(text: str) -> str:
@@ -86,7 +90,7 @@ def scan(text: str) -> QueryShape:
     """The nesting depth, operator and clause counts and SERVICE use of `text` (which need
     not parse), after codepoint escapes are expanded."""
     text = expand_codepoints(text)
-    depth = deepest = operators = clauses = 0
+    depth = deepest = operators = clauses = separators = 0
     service = False
     for match in SPARQL_TOKEN.finditer(text):
         kind = match.lastgroup
@@ -97,6 +101,8 @@ def scan(text: str) -> QueryShape:
             depth = max(0, depth - 1)
         elif kind == "op":
             operators += 1
+        elif kind == "sep":
+            separators += 1
         elif kind == "word":
             word = match.group().upper()
             if word in CLAUSE_KEYWORDS:
@@ -105,7 +111,7 @@ def scan(text: str) -> QueryShape:
                 service = True
             elif word == "UNION":
                 operators += 1
-    return QueryShape(deepest, operators, service, clauses)
+    return QueryShape(deepest, operators, service, clauses, separators)
 
 
 def check_query(
@@ -116,6 +122,9 @@ def check_query(
     operators or clauses, or uses SERVICE without `allow_service` (escaped or not)."""
     if len(text) > max_chars:
         raise QueryRefused(f"query refused: {len(text):,} characters, above the limit of {max_chars:,}")
+    surrogate = re.search("[\ud800-\udfff]", expand_codepoints(text))
+    if surrogate:  # `\uD800`: no character, and no answer could be printed or sent
+        raise QueryRefused(f"query refused: it holds a lone surrogate U+{ord(surrogate.group()):04X}, which is not a character")
     shape = scan(text)
     if shape.depth > max_depth:
         raise QueryRefused(f"query refused: brackets nested {shape.depth:,} deep, above the limit of {max_depth}")
@@ -123,6 +132,8 @@ def check_query(
         raise QueryRefused(f"query refused: {shape.operators:,} operators and UNIONs, above the limit of {max_operators:,}")
     if shape.clauses > max_clauses:
         raise QueryRefused(f"query refused: {shape.clauses:,} clauses (FILTER, BIND, MINUS, OPTIONAL, …), above the limit of {max_clauses:,}")
+    if shape.separators > MAX_SEPARATORS:
+        raise QueryRefused(f"query refused: {shape.separators:,} triple patterns and list items, above the limit of {MAX_SEPARATORS:,}")
     if shape.service and not allow_service:
         raise QueryRefused(SERVICE_REFUSED)
 

@@ -5,6 +5,10 @@ byte every few seconds: a per-receive timeout never fires, and sixteen such clie
 thread of the server. Here one thread (`RequestReader`) reads every connection at once, with
 non-blocking sockets and a selector, and hands a connection to the serving threads only when
 its request is whole: the header block and the body its ``Content-Length`` announces.
+Answers go back the same way (`reply`): the serving thread hands the whole response to this
+thread, which writes it as the client reads, so a client that never reads its answer holds a
+socket, not a thread (64 of them used to stall every other client for 20 s and more); one that
+reads nothing for `idle` seconds, or not all within `deadline`, is closed.
 A connection is closed with ``408`` when its request is not whole `deadline` seconds after it
 was accepted, or when it stays silent for `idle` seconds; a header block above
 `MAX_HEADER_BYTES` gets ``431``. A request whose framing is wrong (no or a bad
@@ -55,6 +59,7 @@ class _Pending:
     heard: float
     data: bytearray = field(default_factory=bytearray)
     wanted: int | None = None  # total bytes of a whole request, once the headers ended
+    answer: memoryview | None = None  # set once the request is answered: what is left to send
 
 
 class RequestReader:
@@ -87,6 +92,18 @@ class RequestReader:
         with contextlib.suppress(OSError):
             self._wake_write.send(b"\0")
 
+    def reply(self, sock: socket.socket, client: Any, data: bytes) -> None:
+        """Send `data` on `sock`, then close it (called from a serving thread)."""
+        now = time.monotonic()
+        sock.setblocking(False)
+        with self._lock:
+            if self._closed:
+                sock.close()
+                return
+            self._incoming.append(_Pending(sock, client, now, now, answer=memoryview(data)))
+        with contextlib.suppress(OSError):
+            self._wake_write.send(b"\0")
+
     def close(self) -> None:
         with self._lock:
             self._closed = True
@@ -104,13 +121,16 @@ class RequestReader:
                     break
                 for item in incoming:
                     pending[item.sock] = item
-                    self._selector.register(item.sock, selectors.EVENT_READ, item)
+                    self._selector.register(item.sock, selectors.EVENT_READ if item.answer is None else selectors.EVENT_WRITE, item)
                 for key, _ in self._selector.select(timeout=0.25):
                     if key.data is None:
                         with contextlib.suppress(OSError):
                             self._wake_read.recv(4096)
                         continue
-                    self._read(key.data, pending)
+                    if key.data.answer is None:
+                        self._read(key.data, pending)
+                    else:
+                        self._write(key.data, pending)
                 self._expire(pending)
         finally:
             for item in list(pending.values()):
@@ -143,9 +163,28 @@ class RequestReader:
             del pending[item.sock]
             self._ready(item.sock, item.client, bytes(item.data))
 
+    def _write(self, item: _Pending, pending: dict[socket.socket, _Pending]) -> None:
+        assert item.answer is not None
+        try:
+            sent = item.sock.send(item.answer)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError as error:
+            return self._drop(item, pending, None, f"answer not delivered: {error.strerror or error}")
+        item.heard = time.monotonic()
+        item.answer = item.answer[sent:]
+        if not item.answer:
+            with contextlib.suppress(OSError):
+                item.sock.shutdown(socket.SHUT_WR)
+            self._drop(item, pending, None)
+
     def _expire(self, pending: dict[socket.socket, _Pending]) -> None:
         now = time.monotonic()
         for item in list(pending.values()):
+            if item.answer is not None:  # an answer being sent
+                if now - item.accepted > self.deadline or now - item.heard > self.idle:
+                    self._drop(item, pending, None, f"the client did not read its answer ({len(item.answer):,} bytes left; timed out)")
+                continue
             if now - item.accepted > self.deadline:
                 reason = f"the request did not arrive whole within {self.deadline:g} s"
             elif now - item.heard > self.idle:

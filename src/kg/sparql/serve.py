@@ -177,7 +177,12 @@ class SparqlHandler(BaseHTTPRequestHandler):
         request: ReadRequest = self.request
         self.connection = request.sock
         self.rfile = io.BytesIO(request.data)
-        self.wfile = request.sock.makefile("wb")
+        self.wfile = io.BytesIO()  # the whole answer, sent by the reader thread (`finish`)
+
+    def finish(self) -> None:
+        request: ReadRequest = self.request
+        request.handed = True
+        self.server.reply(request.sock, self.client_address, self.wfile.getvalue())
 
     def log_message(self, format: str, *args: Any) -> None:  # successes are not logged
         pass
@@ -346,15 +351,19 @@ class EndpointServer(socketserver.TCPServer):
     def _serve_connections(self) -> None:
         while (item := self._pending.get()) is not None:
             request, client_address, data = item
+            read = ReadRequest(request, data)
             try:
-                request.setblocking(True)
-                request.settimeout(self.io_timeout)  # for writing the answer
-                self.finish_request(ReadRequest(request, data), client_address)
+                self.finish_request(read, client_address)
             except Exception as error:  # noqa: BLE001 - one bad connection must not end the thread
                 self.refused(client_address, f"connection dropped: {type(error).__name__}: {error}")
             finally:
-                self.shutdown_request(request)
-                self._dropped(client_address, None)
+                if not read.handed:  # the answer went to the reader thread, which closes the socket
+                    self.shutdown_request(request)
+                    self._dropped(client_address, None)
+
+    def reply(self, request: socket.socket, client_address: Any, data: bytes) -> None:
+        assert self._reader is not None
+        self._reader.reply(request, client_address, data)
 
     def server_close(self) -> None:
         super().server_close()
@@ -366,12 +375,14 @@ class EndpointServer(socketserver.TCPServer):
         self.pool.close()
 
 
-@dataclass(frozen=True)
+@dataclass
 class ReadRequest:
-    """A connection whose request `RequestReader` has read whole (`data`)."""
+    """A connection whose request `RequestReader` has read whole (`data`); `handed` once its
+    answer went back to the reader thread to send."""
 
     sock: socket.socket
     data: bytes
+    handed: bool = False
 
 
 def _host(client: Any) -> str:

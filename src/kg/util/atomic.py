@@ -121,6 +121,17 @@ def refuse_build_state(path: str | os.PathLike[str], *, what: str, folder: bool 
             raise OutputError(f"cannot write {path}: it is inside a .kg folder, where kg keeps an output folder's builds; name {what}")
 
 
+def refuse_other_output(path: str | os.PathLike[str], own: str) -> None:
+    """Raise `OutputError` if `path` is another output of a build (a link into ``.kg/current``
+    not named `own`): `kg html -o out/graph.json` would replace the graph every reader needs."""
+    try:
+        target = os.readlink(path)
+    except OSError:
+        return
+    if target.startswith(".kg/current/") and Path(path).name != own:
+        raise OutputError(f"cannot write {path}: it is the build's own {Path(path).name}; name another file (e.g. {Path(path).with_name(own)})")
+
+
 def _read_only(folder: Path) -> bool:
     try:
         return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
