@@ -45,7 +45,7 @@ def test_a_timeout_that_is_no_number_of_seconds_is_a_usage_error(out, capsys, va
     assert "Invalid value for '--timeout'" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("base", ["", "foo", "http://a b/", "urn:x"])
+@pytest.mark.parametrize("base", ["", "foo", "http://a b/", "urn:x", "http://x/#", "http://x/?q="])
 @pytest.mark.parametrize("command", [["sparql", ASK], ["export", "-o", "-"]])
 def test_a_base_that_is_no_iri_is_a_usage_error(out, capsys, base: str, command: list[str]) -> None:
     assert main([*command, "--graph", str(out), "--base", base]) == ExitCode.USAGE

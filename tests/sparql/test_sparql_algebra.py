@@ -10,7 +10,7 @@ import socket
 from collections.abc import Iterator
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from kg.cli import main
@@ -258,3 +258,40 @@ def test_a_prefixed_name_escape_hides_nothing(sample_dir, capsys, listener, back
     assert capsys.readouterr().err.startswith("Error: query refused: SERVICE")
     assert scan(f"SELECT * WHERE {{ BIND({hider} AS ?z) " + "{" * 100 + "}" * 100 + " }").depth == 101
     assert not connected(sock)
+
+
+SERVICE_CALLS = [
+    "FILTER(?a<'x>'||1>2) {call}",  # a fake IRI `<'x>` opened a string to the end of the line
+    "BIND('\\u0027' AS ?q) {call} }} #'''",  # the escape expands to a long-string opener
+    'BIND("\\u0022" AS ?q) {call} }} #"""',
+    "?s ?p 1{call}",  # a number glued to the keyword
+    "{call_commented}",
+]
+
+
+@pytest.mark.parametrize("backend", ["rdflib", "oxigraph"])
+@pytest.mark.parametrize("shape", SERVICE_CALLS)
+def test_service_hidden_from_a_tokenizer_is_still_refused(sample_dir, capsys, listener, backend: str, shape: str) -> None:
+    """The third hostile round: each of these reached the listener through Oxigraph and kg serve
+    (and rdflib's syntax-error path, which asked Oxigraph for a better message)."""
+    url, sock = listener
+    body = shape.format(call=f"SERVICE <{url}> {{ ?x ?y ?z }}", call_commented=f"SERVICE#c\n<{url}> {{ ?x ?y ?z }}")
+    query = f"SELECT * WHERE {{ ?s ?p ?a {body} }}"
+    assert main(["sparql", query, "--graph", str(sample_dir), "--backend", backend]) == ExitCode.QUERY_SYNTAX
+    assert "query refused: SERVICE" in capsys.readouterr().err
+    assert not connected(sock)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="'\"<>#\\u0027{}()?1 \n", max_size=12), st.sampled_from(["SERVICE", "service", "SeRvIcE", "\\u0053ERVICE"]),
+       st.sampled_from([" ", "", "\n", " #x\n", " SILENT "]), st.sampled_from(["<http://127.0.0.1:9/>", "?s", "ex:e", ":e"]))
+def test_any_service_call_is_refused_whatever_surrounds_it(before: str, keyword: str, gap: str, target: str) -> None:
+    """Whatever comes before (quotes, brackets, `#`, escapes, digits), unless it makes the word
+    part of another name (`?SERVICE` is a variable, `uSERVICE` no keyword)."""
+    assume(not before or before[-1] not in "?u027")
+    with pytest.raises(QueryRefused, match="SERVICE"):
+        check_query(f"SELECT * WHERE {{ {before}{keyword}{gap}{target} {{ ?s ?p ?o }} }}")
+
+
+def test_the_word_service_in_ordinary_text_still_runs(sparql_backends) -> None:
+    check_query("SELECT * WHERE { ?service ?p ?o FILTER(CONTAINS(STR(?o), 'web service for')) } # a service note")

@@ -67,7 +67,7 @@ def _base(ctx: click.Context, param: click.Parameter, value: str) -> str:
     """An absolute http(s) IRI (data IRIs are made by appending to it)."""
     import re
 
-    if not re.fullmatch(r"https?://[^\s<>\"{}|\\^`]+", value or ""):
+    if not re.fullmatch(r"https?://[^\s<>\"{}|\\^`#?]+", value or ""):  # no fragment or query: IRIs are made by appending
         raise click.BadParameter(f"{value!r} is not an absolute http(s) IRI (e.g. {DEFAULT_BASE})", ctx=ctx, param=param)
     return value
 

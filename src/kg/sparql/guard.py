@@ -38,6 +38,13 @@ MAX_CLAUSES = 1_000  # FILTER, BIND, MINUS, OPTIONAL, …: each is one more node
 MAX_SEPARATORS = 2_000  # `.` `;` `,` between triple patterns and list items (20,000 `?s ?p ?o .` overflow the stack)
 MAX_ALGEBRA_NODES = 20_000  # rdflib's parsed algebra (a real query has a few hundred)
 CLAUSE_KEYWORDS = frozenset({"FILTER", "BIND", "MINUS", "OPTIONAL", "VALUES", "GRAPH", "SERVICE", "EXISTS", "SELECT", "UNION"})
+# SERVICE as the grammar needs it (`SERVICE SILENT? VarOrIri`), matched in the raw and the
+# expanded text whatever the tokenizer makes of strings, IRIs and comments around it: a query
+# can hide the keyword from a tokenizer (a fake IRI `<'x>`, an escaped quote that expands to a
+# long-string opener, a number glued to it: `1SERVICE`), not from this. The price: a string
+# holding "service <…" or "service ?x" is refused too.
+_GAP = r"(?:\s|\#[^\n]*(?:\n|$))*"
+SERVICE_CALL = re.compile(r"(?<![A-Za-z_?$:])service" + _GAP + r"(?:silent" + _GAP + r")?(?:<|[?$]|[^\s{}()<>\"'\#]*:)", re.I)
 CODEPOINT_ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})")
 
 SPARQL_TOKEN = re.compile(
@@ -134,7 +141,7 @@ def check_query(
         raise QueryRefused(f"query refused: {shape.clauses:,} clauses (FILTER, BIND, MINUS, OPTIONAL, …), above the limit of {max_clauses:,}")
     if shape.separators > MAX_SEPARATORS:
         raise QueryRefused(f"query refused: {shape.separators:,} triple patterns and list items, above the limit of {MAX_SEPARATORS:,}")
-    if shape.service and not allow_service:
+    if not allow_service and (shape.service or SERVICE_CALL.search(text) or SERVICE_CALL.search(expand_codepoints(text))):
         raise QueryRefused(SERVICE_REFUSED)
 
 
