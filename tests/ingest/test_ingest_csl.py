@@ -24,7 +24,7 @@ def test_zotero_csl_json_export():
     assert (FORMATS / "zotero_csl.json").read_text(encoding="utf-8").startswith('[\n\t{\n\t\t"id": "http://zotero.org/users/local/')
     assert read_corpus(["zotero_csl.json"]).papers == (
         Paper(
-            id="http://zotero.org/users/local/riiZoBgm/items/5XH2NKQ8",  # Zotero's item URI is the given id
+            id="http://zotero.org/users/local/riiZoBgm/items/5XH2NK00",  # Zotero's item URI is the given id
             title="BERT: Pre-training of Deep Bidirectional Transformers for Language Understanding",
             abstract="We introduce a new language representation model called BERT, which stands for Bidirectional Encoder Representations from Transformers.",
             authors=("Jacob Devlin", "Ming-Wei Chang", "Kenton Lee", "Kristina Toutanova"),
@@ -35,7 +35,7 @@ def test_zotero_csl_json_export():
             source="zotero_csl.json:2",
         ),
         Paper(
-            id="http://zotero.org/users/local/riiZoBgm/items/8K9DJRNV",
+            id="http://zotero.org/users/local/riiZoBgm/items/8K9DJR00",
             title="Dropout: A Simple Way to Prevent Neural Networks from Overfitting",
             abstract="Deep neural nets with a large number of parameters are very powerful machine learning systems. However, overfitting is a serious problem in such networks.",
             authors=("Nitish Srivastava", "Geoffrey Hinton"),
