@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import pyoxigraph as ox
 
 from kg.errors import InputNotFound, KgError, QueryFailed, QuerySyntaxError, UnknownTerm
-from kg.generations import GraphFolder
+from kg.generations import GraphFolder, resolve
 from kg.rdf.store import is_corruption, open_store, repair_store, to_store
 from kg.rdf.terms import DEFAULT_BASE, PREFIXES
 from kg.rdf.triples import estimated_triples
@@ -158,6 +158,10 @@ class _Backend:
 class StoreDamaged(QueryFailed):
     """The on-disk store failed a query with a corruption error (its files are damaged)."""
 
+    @classmethod
+    def of(cls, error: BaseException) -> StoreDamaged:
+        return cls(f"the SPARQL store is damaged ({_one_line(str(error), 120)})")
+
 
 class OxigraphBackend(_Backend):
     name = "oxigraph"
@@ -178,7 +182,7 @@ class OxigraphBackend(_Backend):
             if unprojected:
                 raise _unprojected(unprojected.group(1)) from error
             if is_corruption(error):
-                raise StoreDamaged(f"the SPARQL store is damaged ({_one_line(str(error), 120)})") from error
+                raise StoreDamaged.of(error) from error
             raise QueryFailed(f"SPARQL query failed: {error}") from error
         try:
             if isinstance(result, ox.QueryBoolean):
@@ -190,7 +194,7 @@ class OxigraphBackend(_Backend):
             return QueryResult(variables=("subject", "predicate", "object"), rows=rows, backend=self.name)
         except (OSError, ValueError, RuntimeError) as error:
             if is_corruption(error):
-                raise StoreDamaged(f"the SPARQL store is damaged ({_one_line(str(error), 120)})") from error
+                raise StoreDamaged.of(error) from error
             raise QueryFailed(f"SPARQL query failed: {error}") from error
 
 
@@ -369,7 +373,6 @@ def open_backend(
     cache: bool = True,
 ) -> SparqlBackend:
     """A loaded backend over an in-memory graph or a built folder (``out/``)."""
-    from kg.generations import resolve
     from kg.graph import load
 
     if backend not in BACKENDS:

@@ -129,7 +129,8 @@ def check_query(
     operators or clauses, or uses SERVICE without `allow_service` (escaped or not)."""
     if len(text) > max_chars:
         raise QueryRefused(f"query refused: {len(text):,} characters, above the limit of {max_chars:,}")
-    surrogate = re.search("[\ud800-\udfff]", expand_codepoints(text))
+    expanded = expand_codepoints(text)
+    surrogate = re.search("[\ud800-\udfff]", expanded)
     if surrogate:  # `\uD800`: no character, and no answer could be printed or sent
         raise QueryRefused(f"query refused: it holds a lone surrogate U+{ord(surrogate.group()):04X}, which is not a character")
     shape = scan(text)
@@ -141,7 +142,7 @@ def check_query(
         raise QueryRefused(f"query refused: {shape.clauses:,} clauses (FILTER, BIND, MINUS, OPTIONAL, …), above the limit of {max_clauses:,}")
     if shape.separators > MAX_SEPARATORS:
         raise QueryRefused(f"query refused: {shape.separators:,} triple patterns and list items, above the limit of {MAX_SEPARATORS:,}")
-    if not allow_service and (shape.service or SERVICE_CALL.search(text) or SERVICE_CALL.search(expand_codepoints(text))):
+    if not allow_service and (shape.service or SERVICE_CALL.search(text) or SERVICE_CALL.search(expanded)):
         raise QueryRefused(SERVICE_REFUSED)
 
 

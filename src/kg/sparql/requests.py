@@ -82,25 +82,20 @@ class RequestReader:
 
     def add(self, sock: socket.socket, client: Any) -> None:
         """Start reading `sock` (called from the accepting thread)."""
-        now = time.monotonic()
-        sock.setblocking(False)
-        with self._lock:
-            if self._closed:
-                sock.close()
-                return
-            self._incoming.append(_Pending(sock, client, now, now))
-        with contextlib.suppress(OSError):
-            self._wake_write.send(b"\0")
+        self._hand_over(sock, client, None)
 
     def reply(self, sock: socket.socket, client: Any, data: bytes) -> None:
         """Send `data` on `sock`, then close it (called from a serving thread)."""
+        self._hand_over(sock, client, memoryview(data))
+
+    def _hand_over(self, sock: socket.socket, client: Any, answer: memoryview | None) -> None:
         now = time.monotonic()
         sock.setblocking(False)
         with self._lock:
             if self._closed:
                 sock.close()
                 return
-            self._incoming.append(_Pending(sock, client, now, now, answer=memoryview(data)))
+            self._incoming.append(_Pending(sock, client, now, now, answer=answer))
         with contextlib.suppress(OSError):
             self._wake_write.send(b"\0")
 

@@ -161,7 +161,7 @@ def _answer(store: ox.Store, request: tuple[str, str]) -> tuple[str, bytes]:
         raise oxigraph_syntax_error(str(error), text) from error
     except (OSError, ValueError, RuntimeError) as error:
         if is_corruption(error):
-            raise StoreDamaged(f"the SPARQL store is damaged ({' '.join(str(error).split())[:120]})") from error
+            raise StoreDamaged.of(error) from error
         raise QueryFailed(f"SPARQL query failed: {error}") from error
 
 
