@@ -136,6 +136,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--check-bm25", type=int, default=20, help="queries on which BM25 is checked against rank_bm25")
     parser.add_argument("--variants", action="store_true", help="also score variants of kg's parameters")
+    parser.add_argument(
+        "--vectors", action="append", default=[], metavar="NAME=FILE.npy",
+        help="also score other embeddings of the graph's papers (rows in sorted-id order, as bench/embed_backends.py writes them): "
+        "adds 'kg + NAME' and 'NAME alone'",
+    )
     args = parser.parse_args(argv)
 
     started = time.perf_counter()
@@ -187,6 +192,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     rankers["kg (concepts)"] = kg_ranker(index, False)
     if vectors is not None:
         rankers["kg + embeddings"] = kg_ranker(index, True)
+    others = {name: other_vectors(file, len(ids)) for name, _, file in (item.partition("=") for item in args.vectors)}
+    for name, other in others.items():
+        rankers[f"kg + {name}"] = (lambda m: lambda q: [number_of[r.id] for r in rank(index, q, top=TOP, embeddings=m)])(other)
     if args.variants:
         for name, change in VARIANTS.items():
             rankers[name] = kg_ranker(RelatedIndex.from_graph(graph, scoring=change), False)
@@ -211,6 +219,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if vectors is not None:
         matrix = np.asarray(vectors)
         rankers["MiniLM alone"] = lambda q: top_from_scores(matrix @ matrix[q] + 2.0, q, ids)  # +2: every cosine ranks
+    for name, other in others.items():  # not `matrix`: the MiniLM ranker above reads that name when it runs
+        rankers[f"{name} alone"] = (lambda m: lambda q: top_from_scores(m @ m[q] + 2.0, q, ids))(other)
     model = bm25_check["model"]
     worst = max(float(np.max(np.abs(bm25_scores(q) - model.get_scores(tokens[q])))) for q in queries[: args.check_bm25])
     print(f"BM25 check: sparse scores equal rank_bm25.BM25Okapi.get_scores on {min(args.check_bm25, len(queries))} queries (max |diff| {worst:.1e})")
@@ -233,6 +243,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("\nkg + embeddings against each baseline (nDCG@10 difference [95% CI], ratio):")
         for baseline in ("kg (concepts)", "TF-IDF cosine", "BM25", "MiniLM alone"):
             print(f"  vs {baseline:<16} {versus(per_query, 'kg + embeddings', baseline)}")
+        for name in others:
+            print(f"  kg + {name} vs kg + embeddings: {versus(per_query, f'kg + {name}', 'kg + embeddings')}")
+            print(f"  {name} alone vs MiniLM alone: {versus(per_query, f'{name} alone', 'MiniLM alone')}")
     groups = sorted({venues[q] for q in queries})
     print(f"\nnDCG@10 by venue of the query paper ({', '.join(f'{v} n={per_venue[v]}' for v in groups)}):")
     for name in ("kg (concepts)", "kg + embeddings", "TF-IDF cosine", "BM25", "MiniLM alone"):
@@ -240,6 +253,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             cells = [f"{v} {per_query[name][[venues[q] == v for q in queries], 0].mean():.4f}" for v in groups]
             print(f"  {name:<26} " + "  ".join(cells))
     return 0
+
+
+def other_vectors(file: str, papers: int) -> np.ndarray:
+    """Vectors from --vectors: one finite unit row per paper of the graph, or SystemExit saying why not."""
+    matrix = np.load(file, allow_pickle=False).astype(np.float32)
+    if matrix.shape[0] != papers or not embed.unit_rows(matrix):
+        raise SystemExit(f"{file}: {matrix.shape} is not {papers} unit vectors, one per paper of the graph")
+    return matrix
 
 
 def bm25(texts: Sequence[str], stop: frozenset[str]):

@@ -129,13 +129,15 @@ def build(
     dask_address: str | None = None,
     recognizer: str | None = DEFAULT_RECOGNIZER,
     embed: bool = False,
+    embedder: str | None = None,
     min_score: float | None = None,
     format: Format | None = None,
 ) -> BuildSummary:
     """Run every stage; `workers` spaCy processes (None: `kg.extract.runner.default_workers`), or a Dask scheduler at `dask_address`
     ("local" starts a LocalCluster). Extraction results are cached in `cache_dir`
     (default ``OUT/cache``) unless `no_cache`. `embed` adds sentence embeddings and each
-    paper's semantic neighbours (`kg.related_work.embed`; needs the embed extra). Mentions scored
+    paper's semantic neighbours (`kg.related_work.embed`; needs the embed extra), computed by
+    `embedder` (None: `kg.related_work.embed.DEFAULT_EMBEDDER`). Mentions scored
     below `min_score` are dropped (None: the threshold chosen on kg's gold dev set; 0: keep all).
     `format` reads every input as that format (`kg.ingest.read_corpus`)."""
     started = time.perf_counter()
@@ -156,7 +158,7 @@ def build(
     if embed:
         from kg.related_work.embed import check_available
 
-        check_available()  # a missing extra fails before anything is written
+        check_available(embedder)  # a missing extra fails before anything is written
     lock = OutputLock(out)
     if lock.path.exists():
         lock.acquire()  # a second build fails at once, before reading its input
@@ -173,7 +175,7 @@ def build(
         with Generation(out) as generation:
             found, graph, embedded, turtle = _write_outputs(
                 corpus.papers, generation.folder, cache_dir=None if no_cache else (cache_dir if cache_dir is not None else out / CACHE_DIR),
-                workers=workers, dask_address=dask_address, clock=clock, recognizer=recognizer, embed=embed,
+                workers=workers, dask_address=dask_address, clock=clock, recognizer=recognizer, embed=embed, embedder=embedder,
                 previous=previous, min_score=min_score,
             )
             # The Oxigraph store `kg sparql` and `kg serve` open (outside generations, stamped by
@@ -228,6 +230,7 @@ def _write_outputs(
     recognizer: str | None,
     embed: bool,
     previous: Path | None,
+    embedder: str | None = None,
     min_score: float | None = None,
 ) -> tuple[CorpusConcepts, nx.DiGraph, Embeddings | None, TurtleWritten]:
     """Every stage after reading, each output file written into `folder` (a new generation);
@@ -246,7 +249,7 @@ def _write_outputs(
         from kg.related_work.embed import save as save_embeddings
 
         with clock.stage(EMBED_STAGE, reports_itself=True):
-            embedded = embed_papers(papers, cache_dir=cache_dir, progress=progress)
+            embedded = embed_papers(papers, cache_dir=cache_dir, progress=progress, embedder_name=embedder)
             similar = neighbour_links(embedded)
             # The vectors `kg related` fuses with concept overlap (mapped, not loaded, at query time).
             save_embeddings(embedded, folder)

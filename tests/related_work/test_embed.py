@@ -1,7 +1,8 @@
 """Semantic neighbours (`kg build --embed`, kg.related_work.embed) and their use in `kg related` and the RDF.
 
-Unit tests run on a fake encoder (deterministic vectors, no torch); one session build of the
-seeds runs the real all-MiniLM-L6-v2 from the embed extra, which the test extra installs.
+Unit tests run on a fake encoder (deterministic vectors, no model); one module build of the
+seeds runs the default embedder (int8 all-MiniLM-L6-v2 on ONNX Runtime), which the test extra
+installs. The other embedders: tests/related_work/test_embedders.py.
 """
 
 from __future__ import annotations
@@ -56,6 +57,14 @@ def test_embed_papers_orders_by_id_and_caches_by_content(tmp_path):
     assert np.array_equal(first.vectors[same], second.vectors[same])
 
 
+def test_progress_after_every_batch_from_what_the_cache_had(tmp_path):
+    """The stage reports what the cache held, then each encoded batch: the bar's time left comes from those."""
+    embed.embed_papers(papers(30), cache_dir=tmp_path, encode=fake_encoder([]))
+    seen: list[tuple[str, int, int | None]] = []
+    embed.embed_papers(papers(160), cache_dir=tmp_path, encode=fake_encoder([]), progress=lambda *event: seen.append(event))
+    assert seen == [(embed.EMBED_STAGE, 30, 160), (embed.EMBED_STAGE, 94, 160), (embed.EMBED_STAGE, 158, 160), (embed.EMBED_STAGE, 160, 160)]
+
+
 def test_damaged_cached_vector_is_recomputed(tmp_path):
     import sqlite3
 
@@ -94,13 +103,17 @@ def test_load_refuses_vectors_of_other_papers(tmp_path):
 
 
 def test_build_without_the_extra_fails_first_and_writes_nothing(tmp_path, seeds, monkeypatch, capsys):
-    monkeypatch.setattr(embed, "available", lambda: False)
+    monkeypatch.setattr(embed, "available", lambda name=None: False)
     out = tmp_path / "out"
     assert main(["build", str(seeds), "-o", str(out), "--embed", "-q"]) == ExitCode.EXTRA_MISSING
     err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["Error: embeddings need the embed extra, which is not installed: pip install -e '.[embed]'"]
+    assert not out.exists() or not any(out.iterdir())
+    assert main(["build", str(seeds), "-o", str(out), "--embedder", "torch", "-q"]) == ExitCode.EXTRA_MISSING
+    err = capsys.readouterr().err.strip().splitlines()
     assert err == [
-        "Error: embeddings need the embed extra, which is not installed: pip install -e '.[embed]' (where pip would pick a CUDA"
-        " build of torch, first: pip install torch --index-url https://download.pytorch.org/whl/cpu)"
+        "Error: embeddings need the embed-torch extra, which is not installed: pip install -e '.[embed-torch]' (where pip would"
+        " pick a CUDA build of torch, first: pip install torch --index-url https://download.pytorch.org/whl/cpu)"
     ]
     assert not out.exists() or not any(out.iterdir())
     with pytest.raises(ExtraMissing):

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from kg.cli.common import input_format_option, min_score_option, progress_reporter, recognizer_option, workers_option
+from kg.related_work.embed import DEFAULT_EMBEDDER, EMBEDDERS
 
 if TYPE_CHECKING:
     from kg.builder import BuildSummary
@@ -29,9 +30,15 @@ SKIPPED_SHOWN = 20  # the summary lists this many skipped records, then counts t
 @min_score_option
 @click.option("--timings", is_flag=True, help="After the summary, the wall time of every stage (where a build spends its time).")
 @click.option(
-    "--embed", is_flag=True,
-    help="Also embed every title + abstract (all-MiniLM-L6-v2, CPU) for semantic neighbours in `kg related`, the RDF and the page; "
-    "needs the embed extra: pip install 'kg[embed]'.",
+    "--embed",
+    is_flag=True,
+    help="Also embed every title + abstract (all-MiniLM-L6-v2 on ONNX Runtime, CPU) for semantic neighbours in `kg related`, the RDF and the page; needs the embed extra: pip install 'kg[embed]'.",
+)
+@click.option(
+    "--embedder",
+    type=click.Choice(list(EMBEDDERS)),
+    default=None,
+    help="How to embed (implies --embed): " + "; ".join(f"{e.name}: {e.about}" for e in EMBEDDERS.values()) + f"  [default: {DEFAULT_EMBEDDER}].",
 )
 def build(
     inputs: tuple[str, ...],
@@ -47,6 +54,7 @@ def build(
     min_score: float | None,
     timings: bool,
     embed: bool,
+    embedder: str | None,
 ) -> None:
     """Build the knowledge graph from INPUTS into OUT.
 
@@ -70,7 +78,8 @@ def build(
             no_cache=no_cache,
             dask_address=dask_address,
             recognizer=recognizer,
-            embed=embed,
+            embed=embed or embedder is not None,
+            embedder=embedder,
             min_score=min_score,
             format=input_format,
         )

@@ -16,7 +16,7 @@ from typing import TypeVar
 
 import click
 
-from kg.errors import ExtraMissing, GraphDamaged, GraphNotFound, InputError, KgError, OutputLocked, QueryError
+from kg.errors import GraphDamaged, GraphNotFound, InputError, KgError, OutputLocked, QueryError
 from kg.model import ENTITY_TYPES, Progress, parse_types
 from kg.rdf.terms import DEFAULT_BASE
 
@@ -156,8 +156,6 @@ def error_text(error: KgError) -> str:
         return f"{error.message}; rebuild it: `kg build INPUT… -o {error.folder}`"
     if isinstance(error, GraphNotFound) and error.folder is not None:
         return f"{error.message}; run `kg build INPUT… -o {error.folder}` first"
-    if isinstance(error, ExtraMissing):
-        return f"{error.message} (where pip would pick a CUDA build of torch, first: pip install torch --index-url https://download.pytorch.org/whl/cpu)"
     if isinstance(error, OutputLocked):
         return f"{error.message}; wait for it to finish, or build into another folder (-o DIR)"
     if isinstance(error, InputError) and error.skippable:

