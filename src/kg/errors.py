@@ -39,6 +39,7 @@ class ExitCode(IntEnum):
     OUTPUT_LOCKED = 23
     EXTRA_MISSING = 24  # an optional extra (embed) is not installed
     LABEL_NOT_FOUND = 25  # `kg sparql`: a bound label names no concept (rows, if any, still printed)
+    CONFIRMATION_NEEDED = 26  # `kg cache clear` with no terminal to ask on and no --yes
 
 
 class KgError(Exception):
@@ -150,6 +151,16 @@ class CacheError(KgError):
     exit_code = ExitCode.CACHE_ERROR
 
 
+class CacheFolderUnusable(CacheError):
+    """The cache folder cannot be made or written (the CLI says how to choose another)."""
+
+
+class ConfirmationNeeded(KgError):
+    """A destructive command with no terminal to ask on and no --yes."""
+
+    exit_code = ExitCode.CONFIRMATION_NEEDED
+
+
 class ServerError(KgError):
     exit_code = ExitCode.SERVER_ERROR
 
@@ -195,6 +206,10 @@ class KgWarning(UserWarning):
 
 class CacheSetAside(KgWarning):
     """A cache file that could not be used was moved aside and a new one started."""
+
+
+class CacheUnused(KgWarning):
+    """A cache file that could not be used is still open in another process: this run goes without it."""
 
 
 class UnknownTerm(KgWarning):

@@ -16,7 +16,7 @@ from typing import TypeVar
 
 import click
 
-from kg.errors import ExtraMissing, GraphDamaged, GraphNotFound, InputError, KgError, OutputLocked, QueryError
+from kg.errors import CacheFolderUnusable, ExtraMissing, GraphDamaged, GraphNotFound, InputError, KgError, OutputLocked, QueryError
 from kg.model import ENTITY_TYPES, Progress, parse_types
 from kg.rdf.terms import DEFAULT_BASE
 
@@ -86,6 +86,16 @@ def _recognizer(ctx: click.Context, param: click.Parameter, value: str | None) -
     if value is None:
         return DEFAULT_RECOGNIZER
     return None if value == "none" else value
+
+
+def cache_options(command: F) -> F:
+    """``--cache DIR`` and ``--no-cache``, as ``cache_dir`` and ``no_cache`` (resolved by
+    `kg.extract.cache_location.resolve_cache_dir`: --cache, else KG_CACHE_DIR, else the user cache folder)."""
+    command = click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")(command)
+    return click.option(
+        "--cache", "cache_dir", type=click.Path(file_okay=False), default=None,
+        help="Cache folder, shared by every build  [default: $KG_CACHE_DIR, else the user cache folder, e.g. ~/.cache/kg].",
+    )(command)
 
 
 def recognizer_option(command: F) -> F:
@@ -158,6 +168,8 @@ def error_text(error: KgError) -> str:
         return f"{error.message}; run `kg build INPUT… -o {error.folder}` first"
     if isinstance(error, ExtraMissing):
         return f"{error.message} (where pip would pick a CUDA build of torch, first: pip install torch --index-url https://download.pytorch.org/whl/cpu)"
+    if isinstance(error, CacheFolderUnusable):
+        return f"{error.message}; choose another with --cache DIR or KG_CACHE_DIR, or run without one: --no-cache"
     if isinstance(error, OutputLocked):
         return f"{error.message}; wait for it to finish, or build into another folder (-o DIR)"
     if isinstance(error, InputError) and error.skippable:

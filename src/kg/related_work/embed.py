@@ -143,7 +143,7 @@ def embed_papers(
     texts = [paper_text(p) for p in ordered]
     keys = [text_key(t) for t in texts]
     vectors = np.zeros((len(ordered), DIMENSIONS), dtype=np.float32)
-    cache = ExtractionCache(cache_dir, validate=_valid_vector, file_name=CACHE_FILE) if cache_dir is not None else None
+    cache = ExtractionCache(cache_dir, validate=_valid_vector, file_name=CACHE_FILE, version=MODEL_NAME) if cache_dir is not None else None
     try:
         found = cache.get_many(keys) if cache is not None else {}
         missing = []
