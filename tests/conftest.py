@@ -80,7 +80,7 @@ def shared() -> Callable[[str], Path]:
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _session_cache(tmp_path_factory) -> Iterator[Path]:
+def session_cache(tmp_path_factory) -> Iterator[Path]:
     """The cache of the session fixtures (seeds_build …), set before any of them runs."""
     with pytest.MonkeyPatch.context() as patch:
         folder = tmp_path_factory.mktemp("session-cache")

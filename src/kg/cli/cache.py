@@ -99,7 +99,12 @@ def render_report(report: CacheReport, current: dict[str, dict[str, str]]) -> st
             lines.append(f"{f.name}  {f.entries:,} entries, {human_size(f.size)}")
         for version, count in _ordered(f.by_version):
             what = current[f.name].get(version) if version is not None else None
-            status = f"current: {what}" if what else "version not recorded (before kg recorded versions): kept by prune, recorded when a build uses it" if version is None else "not current: prune drops it"
+            if what:
+                status = f"current: {what}"
+            elif version is None:
+                status = "from before kg recorded versions: kept by prune, recorded when a build uses it"
+            else:
+                status = "not current: prune drops it"
             lines.append(f"  {count:>9,}  {version or 'unknown'}  ({status})")
         unused = [f"{v}  (current: {what})" for v, what in current[f.name].items() if v not in f.by_version]
         lines.extend(f"  {0:>9}  {line}" for line in unused)
