@@ -295,8 +295,8 @@ def current_cache_versions(recognizers: Sequence[str] = ()) -> dict[str, dict[st
     from kg.related_work.embed import CACHE_FILE as EMBED_CACHE_FILE
     from kg.related_work.embed import MODEL_NAME
 
-    extraction = {pipeline_version(): "the shipped recognizer", pipeline_version(recognizer=None): "rules alone (--recognizer none)"}
+    extraction = {pipeline_version(): "the shipped recognizer", pipeline_version(recognizer=None): "rules alone"}
     for folder in recognizers:
         check_recognizer(folder)
-        extraction.setdefault(pipeline_version(recognizer=folder), f"--recognizer {folder}")
-    return {CACHE_FILE: extraction, EMBED_CACHE_FILE: {MODEL_NAME: "kg build --embed"}}
+        extraction.setdefault(pipeline_version(recognizer=folder), f"the recognizer {folder}")
+    return {CACHE_FILE: extraction, EMBED_CACHE_FILE: {MODEL_NAME: "the embedding model"}}

@@ -152,7 +152,13 @@ class CacheError(KgError):
 
 
 class CacheFolderUnusable(CacheError):
-    """The cache folder cannot be made or written (the CLI says how to choose another)."""
+    """The cache folder cannot be made or written. `location` (a `CacheLocation`) is the folder
+    and what chose it, `problem` what is wrong; the CLI names its own option and how to choose another."""
+
+    def __init__(self, location: object, problem: str) -> None:
+        self.location = location
+        self.problem = problem
+        super().__init__(f"cache folder {location.path} ({location.why}) {problem}")  # type: ignore[attr-defined]
 
 
 class ConfirmationNeeded(KgError):

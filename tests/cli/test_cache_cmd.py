@@ -65,7 +65,7 @@ def test_info_counts_entries_per_file_and_version_and_marks_the_current_ones(cap
     assert "extract.sqlite  4 entries, " in text
     assert f"          3  {shipped}  (current: the shipped recognizer)\n" in text
     assert "          1  kg-x0-old  (not current: prune drops it)\n" in text
-    assert f"          0  {rules}  (current: rules alone (--recognizer none))\n" in text
+    assert f"          0  {rules}  (current: rules alone)\n" in text
 
 
 def test_info_on_a_damaged_file_says_so_without_a_traceback(capsys, private_cache):

@@ -41,7 +41,7 @@ def rows(path: Path) -> list[tuple]:
 
 def test_the_option_wins_over_the_variable_which_wins_over_the_default(monkeypatch, tmp_path):
     monkeypatch.setenv(ENV_VAR, str(tmp_path / "env"))
-    assert resolve_cache_dir(tmp_path / "opt") == CacheLocation(tmp_path / "opt", "--cache")
+    assert resolve_cache_dir(tmp_path / "opt") == CacheLocation(tmp_path / "opt", "option")
     assert resolve_cache_dir() == CacheLocation(tmp_path / "env", "KG_CACHE_DIR")
     monkeypatch.delenv(ENV_VAR)
     assert resolve_cache_dir() == CacheLocation(default_cache_dir(), "default")
@@ -74,7 +74,7 @@ def test_a_file_where_the_folder_should_be_is_one_clear_error(tmp_path):
         check_cache_dir(CacheLocation(tmp_path / "file", "KG_CACHE_DIR"))
     assert raised.value.exit_code == ExitCode.CACHE_ERROR
     assert raised.value.message == f"cache folder {tmp_path / 'file'} (from KG_CACHE_DIR) is not a folder"
-    with pytest.raises(CacheFolderUnusable, match="cannot make cache folder .* Not a directory"):
+    with pytest.raises(CacheFolderUnusable, match=r"cache folder .*below \(the user cache folder\) cannot be made: Not a directory"):
         check_cache_dir(CacheLocation(tmp_path / "file" / "below", "default"))
 
 
@@ -83,8 +83,8 @@ def test_a_folder_without_write_permission_is_one_clear_error(tmp_path):
     locked = tmp_path / "locked"
     locked.mkdir(mode=0o500)
     try:
-        with pytest.raises(CacheFolderUnusable, match=r"cannot write in cache folder .*locked \(from --cache\): Permission denied"):
-            check_cache_dir(CacheLocation(locked, "--cache"))
+        with pytest.raises(CacheFolderUnusable, match=r"cache folder .*locked \(as asked\) cannot be written: Permission denied"):
+            check_cache_dir(CacheLocation(locked, "option"))
     finally:
         locked.chmod(0o700)
 
@@ -94,7 +94,7 @@ def test_a_read_only_file_system_is_one_clear_error_even_for_root(tmp_path):
     if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m,ro", "tmpfs", str(tmp_path)], capture_output=True).returncode != 0:
         pytest.skip("needs root and a mountable tmpfs (the chmod test covers other users)")
     try:
-        with pytest.raises(CacheFolderUnusable, match="cannot (make|write in) cache folder .*Read-only file system"):
+        with pytest.raises(CacheFolderUnusable, match="cache folder .* cannot be (made|written): Read-only file system"):
             check_cache_dir(CacheLocation(tmp_path / "kg", "default"))
     finally:
         subprocess.run(["umount", "-l", str(tmp_path)], check=False)

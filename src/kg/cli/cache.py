@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from kg.extract.cache_files import CacheReport
     from kg.extract.cache_location import CacheLocation
 
+SOURCE_SHOWN = {"option": "--cache", "KG_CACHE_DIR": "KG_CACHE_DIR", "default": "default"}  # what chose the folder, in CLI terms
 CACHE_HELP = "Cache folder (default: $KG_CACHE_DIR, else the user cache folder, e.g. ~/.cache/kg)."
 
 
@@ -67,7 +68,7 @@ def info(cache_dir: str | None, as_json: bool) -> None:
 def report_dict(report: CacheReport, current: dict[str, dict[str, str]]) -> dict:
     return {
         "folder": str(report.location.path.absolute()),
-        "source": report.location.source,
+        "source": SOURCE_SHOWN[report.location.source],
         "size": report.size,
         "files": [
             {
@@ -88,8 +89,8 @@ def _ordered(by_version: dict[str | None, int]) -> list[tuple[str | None, int]]:
 
 def render_report(report: CacheReport, current: dict[str, dict[str, str]]) -> str:
     location = report.location
-    overrides = "" if location.source == "--cache" else "; --cache DIR or KG_CACHE_DIR chooses another" if location.source == "default" else "; --cache DIR overrides it"
-    lines = [f"Cache folder  {location.path.absolute()}  ({location.why}{overrides})", f"Size on disk  {human_size(report.size)}"]
+    why = {"option": "from --cache", "KG_CACHE_DIR": "from KG_CACHE_DIR; --cache DIR overrides it", "default": "the user cache folder; --cache DIR or KG_CACHE_DIR chooses another"}[location.source]
+    lines = [f"Cache folder  {location.path.absolute()}  ({why})", f"Size on disk  {human_size(report.size)}"]
     for f in report.files:
         if not f.exists:
             lines.append(f"{f.name}  none yet")

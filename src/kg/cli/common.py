@@ -169,7 +169,8 @@ def error_text(error: KgError) -> str:
     if isinstance(error, ExtraMissing):
         return f"{error.message} (where pip would pick a CUDA build of torch, first: pip install torch --index-url https://download.pytorch.org/whl/cpu)"
     if isinstance(error, CacheFolderUnusable):
-        return f"{error.message}; choose another with --cache DIR or KG_CACHE_DIR, or run without one: --no-cache"
+        why = "from --cache" if error.location.source == "option" else error.location.why
+        return f"cache folder {error.location.path} ({why}) {error.problem}; choose another with --cache DIR or KG_CACHE_DIR, or run without one: --no-cache"
     if isinstance(error, OutputLocked):
         return f"{error.message}; wait for it to finish, or build into another folder (-o DIR)"
     if isinstance(error, InputError) and error.skippable:

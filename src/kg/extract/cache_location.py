@@ -11,7 +11,7 @@ quietly runs without it: every later build would be just as slow, and nobody wou
 from __future__ import annotations
 
 import os
-import tempfile
+import secrets
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -19,7 +19,8 @@ from typing import Literal
 from kg.errors import CacheFolderUnusable
 
 ENV_VAR = "KG_CACHE_DIR"
-Source = Literal["--cache", "KG_CACHE_DIR", "default"]
+# What chose the folder: the caller's option (the CLI's --cache), the environment, or the default.
+Source = Literal["option", "KG_CACHE_DIR", "default"]
 
 
 @dataclass(frozen=True)
@@ -31,7 +32,7 @@ class CacheLocation:
 
     @property
     def why(self) -> str:
-        return "the user cache folder" if self.source == "default" else f"from {self.source}"
+        return {"option": "as asked", "KG_CACHE_DIR": "from KG_CACHE_DIR", "default": "the user cache folder"}[self.source]
 
 
 def default_cache_dir() -> Path:
@@ -47,7 +48,7 @@ def resolve_cache_dir(option: str | os.PathLike[str] | None = None, *, no_cache:
     if no_cache:
         return None
     if option is not None and os.fspath(option) != "":
-        return CacheLocation(Path(option), "--cache")
+        return CacheLocation(Path(option), "option")
     from_env = os.environ.get(ENV_VAR, "")
     if from_env:
         return CacheLocation(Path(from_env), "KG_CACHE_DIR")
@@ -59,14 +60,14 @@ def check_cache_dir(location: CacheLocation) -> None:
     (one line naming the folder and what chose it) if not. Called before a build writes anything."""
     path = location.path
     if path.exists() and not path.is_dir():
-        raise CacheFolderUnusable(f"cache folder {path} ({location.why}) is not a folder")
+        raise CacheFolderUnusable(location, "is not a folder")
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        raise CacheFolderUnusable(f"cannot make cache folder {path} ({location.why}): {error.strerror or error}") from error
+        raise CacheFolderUnusable(location, f"cannot be made: {error.strerror or error}") from error
+    probe = path / f".kg-probe-{os.getpid()}-{secrets.token_hex(4)}"
     try:  # a real write: permission bits say nothing for root, a read-only mount or a full quota
-        descriptor, probe = tempfile.mkstemp(prefix=".kg-probe-", dir=path)
-        os.close(descriptor)
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
         os.unlink(probe)
     except OSError as error:
-        raise CacheFolderUnusable(f"cannot write in cache folder {path} ({location.why}): {error.strerror or error}") from error
+        raise CacheFolderUnusable(location, f"cannot be written: {error.strerror or error}") from error
