@@ -120,6 +120,7 @@ def test_prune_older_than_drops_entries_not_written_or_used_since(capsys, privat
     with ExtractionCache(private_cache) as cache:
         assert cache.entries_by_version() == {shipped: 1, None: 1}
     assert main(["cache", "prune", "--older-than", "-1"]) == ExitCode.USAGE
+    assert main(["cache", "prune", "--older-than", "1" + "0" * 30]) == ExitCode.USAGE  # not an overflow traceback
 
 
 def test_clear_asks_first_and_without_a_terminal_refuses(capsys, monkeypatch, private_cache):

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from kg.extract.cache_files import CacheReport
     from kg.extract.cache_location import CacheLocation
 
+MAX_DAYS = 100_000  # about 270 years: larger would overflow SQLite's integers
 SOURCE_SHOWN = {"option": "--cache", "KG_CACHE_DIR": "KG_CACHE_DIR", "default": "default"}  # what chose the folder, in CLI terms
 CACHE_HELP = "Cache folder (default: $KG_CACHE_DIR, else the user cache folder, e.g. ~/.cache/kg)."
 
@@ -116,7 +117,7 @@ def render_report(report: CacheReport, current: dict[str, dict[str, str]]) -> st
 
 @cache.command()
 @cache_folder_option
-@click.option("--older-than", "older_than", type=click.IntRange(min=0), default=None, metavar="DAYS",
+@click.option("--older-than", "older_than", type=click.IntRange(min=0, max=MAX_DAYS), default=None, metavar="DAYS",
               help="Also drop the entries not written or used in DAYS days (a read refreshes an entry's date at most once a day).")
 @click.option("--recognizer", "recognizers", multiple=True, metavar="MODEL/",
               help="Keep the entries of this `kg train` recognizer too (repeatable); without it they are dropped as not current.")

@@ -119,9 +119,12 @@ def prune_cache(location: CacheLocation, current: Mapping[str, Collection[str]],
         if not path.is_file():
             continue
         before = file_size(path)
-        with ExtractionCache(location.path, validate=None, file_name=name) as cache:
-            dropped[name] = cache.drop(keep_versions=set(versions), written_before=written_before)
-            cache.compact()
+        try:
+            with ExtractionCache(location.path, validate=None, file_name=name) as cache:
+                dropped[name] = cache.drop(keep_versions=set(versions), written_before=written_before)
+                cache.compact()
+        except sqlite3.DatabaseError as error:  # busy past the timeout, read-only, damaged midway
+            raise CacheError(f"cannot prune cache {path}: {error}") from error
         freed += max(0, before - file_size(path))
     return PruneReport(dropped, freed)
 
