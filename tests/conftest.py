@@ -1,5 +1,10 @@
 """Fixtures shared by the test modules (no test module imports another; tests/test_layout.py checks).
 
+Autouse: ``private_cache`` — KG_CACHE_DIR (and XDG_CACHE_HOME) point at a fresh folder for
+every test, set in ``os.environ`` so subprocesses inherit it: no test reads or writes the real
+user cache, and no test sees another's cache entries (a session-wide folder is set first, for
+the session fixtures).
+
 Session-scoped, built once:
 
 * ``project_root``, ``seeds`` — the repository and its sample abstracts;
@@ -71,6 +76,29 @@ def shared() -> Callable[[str], Path]:
     return locate
 
 
+# ---- the cache: never the user's ------------------------------------------------------------
+
+
+@pytest.fixture(scope="session", autouse=True)
+def session_cache(tmp_path_factory) -> Iterator[Path]:
+    """The cache of the session fixtures (seeds_build …), set before any of them runs."""
+    with pytest.MonkeyPatch.context() as patch:
+        folder = tmp_path_factory.mktemp("session-cache")
+        patch.setenv("KG_CACHE_DIR", str(folder / "kg"))
+        patch.setenv("XDG_CACHE_HOME", str(folder / "xdg"))
+        yield folder / "kg"
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path_factory, monkeypatch) -> Path:
+    """This test's own cache folder (KG_CACHE_DIR); XDG_CACHE_HOME beside it, so the default
+    location, were KG_CACHE_DIR unset, is not the user's either."""
+    folder = tmp_path_factory.mktemp("cache")
+    monkeypatch.setenv("KG_CACHE_DIR", str(folder / "kg"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(folder / "xdg"))
+    return folder / "kg"
+
+
 # ---- `kg build seeds/`, once ---------------------------------------------------------------
 
 
@@ -91,7 +119,7 @@ def fingerprint(folder: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="session")
 def seeds_build(seeds: Path, tmp_path_factory) -> Iterator[SeedsBuild]:
-    """`kg build seeds/ -o OUT` (library call, default options: cache in OUT/cache), once per session."""
+    """`kg build seeds/ -o OUT` (library call, default options: the session's KG_CACHE_DIR), once per session."""
     from kg.builder import build
 
     out = tmp_path_factory.mktemp("seeds-out")

@@ -192,7 +192,7 @@ def _processes_writing(out: Path) -> list[int]:
     return found
 
 
-def test_a_killed_build_keeps_the_extractions_it_finished(tmp_path):
+def test_a_killed_build_keeps_the_extractions_it_finished(tmp_path, private_cache):
     """Results reach the cache in batches of 64 while the build runs, not only at its end:
     kill the build once two batches are in (while spaCy works on six long abstracts, the last
     batch), and find them there, intact."""
@@ -205,7 +205,7 @@ def test_a_killed_build_keeps_the_extractions_it_finished(tmp_path):
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text("".join(json.dumps(r) + "\n" for r in short + long), encoding="utf-8")
     out = tmp_path / "out"
-    cache = out / "cache" / CACHE_FILE
+    cache = private_cache / CACHE_FILE  # KG_CACHE_DIR, which the build's process inherits
     process = start(corpus, out)
 
     def rows() -> int:

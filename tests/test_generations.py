@@ -17,6 +17,7 @@ import pytest
 from kg.builder import OUTPUT_FILES, build
 from kg.cli import main
 from kg.errors import ExitCode, OutputError
+from kg.extract.cache import CACHE_FILE
 from kg.generations import KG_DIR, Generation, OutputLock, current_generation, resolve
 from kg.graph import content_id
 
@@ -58,7 +59,7 @@ def corpora(tmp_path):
     return corpus(tmp_path, "a.jsonl", CORPUS_A), corpus(tmp_path, "b.jsonl", CORPUS_B)
 
 
-def test_layout_stable_links_one_pointer_named_by_content(tmp_path, corpora):
+def test_layout_stable_links_one_pointer_named_by_content(tmp_path, corpora, private_cache):
     out = tmp_path / "out"
     build([corpora[0]], out, recognizer=None)
     for name in OUTPUT_FILES:
@@ -69,7 +70,8 @@ def test_layout_stable_links_one_pointer_named_by_content(tmp_path, corpora):
     # every output, plus graph.ttl's fragment index (a dot file: never linked)
     assert sorted(os.listdir(out / KG_DIR / generation)) == sorted([*OUTPUT_FILES, ".graph.ttl.fragments"])
     assert not (out / ".graph.ttl.fragments").exists()
-    assert (out / "cache").is_dir() and not (out / KG_DIR / generation / "cache").exists()  # caches outside
+    # the extraction cache is the user's (KG_CACHE_DIR here), in neither the folder nor a generation
+    assert (private_cache / CACHE_FILE).is_file() and not (out / "cache").exists() and not (out / KG_DIR / generation / "cache").exists()
 
 
 def test_a_rebuild_switches_and_keeps_only_the_previous_generation(tmp_path, corpora):

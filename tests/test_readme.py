@@ -177,6 +177,8 @@ def readme_runs(tmp_path_factory) -> dict[int, list[tuple[Example, str]] | str]:
         (scratch / "shared").symlink_to(ROOT.parent / "shared", target_is_directory=True)
     env = {key: value for key, value in os.environ.items() if key not in ("COLUMNS", "LINES", "SOURCE_DATE_EPOCH")}
     env.update(PATH=f"{bindir}{os.pathsep}{env.get('PATH', '')}", PYTHONUNBUFFERED="1")
+    # An empty user cache of its own, as on a fresh machine (the session's holds the seeds already).
+    env.update(KG_CACHE_DIR=str(scratch / "user-cache" / "kg"), XDG_CACHE_HOME=str(scratch / "user-cache"))
     runs: dict[int, list[tuple[Example, str]] | str] = {}
     for block in CONSOLE:
         reason = skip_reason(block, work)

@@ -134,17 +134,18 @@ def build(
     format: Format | None = None,
 ) -> BuildSummary:
     """Run every stage; `workers` spaCy processes (None: `kg.extract.runner.default_workers`), or a Dask scheduler at `dask_address`
-    ("local" starts a LocalCluster). Extraction results are cached in `cache_dir`
-    (default ``OUT/cache``) unless `no_cache`. `embed` adds sentence embeddings and each
-    paper's semantic neighbours (`kg.related_work.embed`; needs the embed extra), computed by
-    `embedder` (None: `kg.related_work.embed.DEFAULT_EMBEDDER`). Mentions scored
+    ("local" starts a LocalCluster). Extraction results are cached in `cache_dir` (default:
+    ``KG_CACHE_DIR``, else the user cache folder, `kg.extract.cache_location`) unless `no_cache`.
+    `embed` adds sentence embeddings and each paper's semantic neighbours (`kg.related_work.embed`;
+    needs the embed extra), computed by `embedder` (None: `kg.related_work.embed.DEFAULT_EMBEDDER`). Mentions scored
     below `min_score` are dropped (None: the threshold chosen on kg's gold dev set; 0: keep all).
     `format` reads every input as that format (`kg.ingest.read_corpus`)."""
     started = time.perf_counter()
     clock = StageClock(progress)
     out = Path(out_dir)
+    from kg.extract.cache_location import check_cache_dir, resolve_cache_dir
     from kg.extract.pipeline import check_recognizer
-    from kg.extract.runner import CACHE_DIR, default_workers
+    from kg.extract.runner import default_workers
 
     workers = workers if workers is not None else default_workers()
 
@@ -155,6 +156,9 @@ def build(
     check_not_an_input(out, inputs)
     check_names(out, OUTPUT_FILES + EMBED_FILES)
     check_recognizer(recognizer)  # a bad model folder fails before anything is written
+    cache = resolve_cache_dir(cache_dir, no_cache=no_cache)
+    if cache is not None:
+        check_cache_dir(cache)  # so does a cache folder that cannot be written
     if embed:
         from kg.related_work.embed import check_available
 
@@ -174,7 +178,7 @@ def build(
         previous = None if no_cache else current_folder(out)
         with Generation(out) as generation:
             found, graph, embedded, turtle = _write_outputs(
-                corpus.papers, generation.folder, cache_dir=None if no_cache else (cache_dir if cache_dir is not None else out / CACHE_DIR),
+                corpus.papers, generation.folder, cache_dir=None if cache is None else cache.path,
                 workers=workers, dask_address=dask_address, clock=clock, recognizer=recognizer, embed=embed, embedder=embedder,
                 previous=previous, min_score=min_score,
             )
@@ -283,3 +287,20 @@ def _write_outputs(
     with clock.stage("Indexing related work"):
         write_index(graph, folder)
     return found, graph, embedded, turtle
+
+
+def current_cache_versions(recognizers: Sequence[str] = ()) -> dict[str, dict[str, str]]:
+    """Per cache file, the versions this kg writes (version → what writes it): extraction with
+    the shipped recognizer, with rules alone and with each of `recognizers` (model folders,
+    `kg.extract.pipeline.check_recognizer`), and the embedding model. `kg cache prune` keeps these."""
+    from kg.extract.cache import CACHE_FILE
+    from kg.extract.pipeline import check_recognizer, pipeline_version
+    from kg.related_work.embed import CACHE_FILE as EMBED_CACHE_FILE
+    from kg.related_work.embed import EMBEDDERS
+
+    extraction = {pipeline_version(): "the shipped recognizer", pipeline_version(recognizer=None): "rules alone"}
+    for folder in recognizers:
+        check_recognizer(folder)
+        extraction.setdefault(pipeline_version(recognizer=folder), f"the recognizer {folder}")
+    embedding = {e.model: f"the {e.name} embedder" for e in EMBEDDERS.values()}
+    return {CACHE_FILE: extraction, EMBED_CACHE_FILE: embedding}

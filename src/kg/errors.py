@@ -39,6 +39,7 @@ class ExitCode(IntEnum):
     OUTPUT_LOCKED = 23
     EXTRA_MISSING = 24  # an optional extra (embed) is not installed
     LABEL_NOT_FOUND = 25  # `kg sparql`: a bound label names no concept (rows, if any, still printed)
+    CONFIRMATION_NEEDED = 26  # `kg cache clear` with no terminal to ask on and no --yes
 
 
 class KgError(Exception):
@@ -150,6 +151,22 @@ class CacheError(KgError):
     exit_code = ExitCode.CACHE_ERROR
 
 
+class CacheFolderUnusable(CacheError):
+    """The cache folder cannot be made or written. `location` (a `CacheLocation`) is the folder
+    and what chose it, `problem` what is wrong; the CLI names its own option and how to choose another."""
+
+    def __init__(self, location: object, problem: str) -> None:
+        self.location = location
+        self.problem = problem
+        super().__init__(f"cache folder {location.path} ({location.why}) {problem}")  # type: ignore[attr-defined]
+
+
+class ConfirmationNeeded(KgError):
+    """A destructive command with no terminal to ask on and no --yes."""
+
+    exit_code = ExitCode.CONFIRMATION_NEEDED
+
+
 class ServerError(KgError):
     exit_code = ExitCode.SERVER_ERROR
 
@@ -195,6 +212,10 @@ class KgWarning(UserWarning):
 
 class CacheSetAside(KgWarning):
     """A cache file that could not be used was moved aside and a new one started."""
+
+
+class CacheUnused(KgWarning):
+    """A cache file that could not be used is still open in another process: this run goes without it."""
 
 
 class UnknownTerm(KgWarning):

@@ -8,7 +8,8 @@ Layout of an output folder ``out/`` (what `kg build -o out/` names)::
                                                  graph.json's content id, `-2`… if taken)
     out/.kg/build-<pid>-<hex>/                   a build being written (not yet a generation)
     out/.kg/lock                                 held (flock) by the build writing out/
-    out/cache/, out/graph.oxigraph/              caches: outside generations, stamped by content
+    out/graph.oxigraph/                          the SPARQL store: outside generations, stamped by content
+                                                 (the extraction cache is the user's, `kg.extract.cache_location`)
 
 A build writes every file into its ``build-…`` folder, renames it ``gen-<id>`` and replaces
 ``current`` with a new symbolic link (`os.replace`: atomic), so a reader of ``out/graph.json``

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 from pathlib import Path
 
 import pytest
 
 from kg.cli import main
 from kg.cli.common import progress_reporter
+from kg.extract.cache import CACHE_FILE
 from kg.model import Paper
 
 GOOD = [
@@ -94,7 +96,7 @@ def test_progress_bar_only_on_a_terminal(monkeypatch, capsys):
     assert capsys.readouterr().out == ""  # the bar never writes to stdout
 
 
-def test_a_crash_mid_write_leaves_the_previous_output_intact(monkeypatch, tmp_path, corpus_file):
+def test_a_crash_mid_write_leaves_the_previous_output_intact(monkeypatch, tmp_path, corpus_file, private_cache):
     """Ctrl-C while papers.jsonl is being written: the old file stays whole, no temporary file
     is left, and the unfinished generation folder is removed (only the lock file stays)."""
     import kg.builder
@@ -105,18 +107,25 @@ def test_a_crash_mid_write_leaves_the_previous_output_intact(monkeypatch, tmp_pa
     (out / "papers.jsonl").write_text(previous, encoding="utf-8")
     calls = []
 
+    real_dumps = json.dumps  # the patch below replaces the json module's own dumps
+
     def dumps_then_crash(record, **options):
-        calls.append(record)
+        # the cache's payloads pass here too: count the papers only, crash at the second
+        if isinstance(record, dict) and "abstract" in record:
+            calls.append(record)
         if len(calls) == 2:
             raise KeyboardInterrupt
-        return json.dumps(record, **options)
+        return real_dumps(record, **options)
 
     monkeypatch.setattr(kg.builder.json, "dumps", dumps_then_crash)
     with pytest.raises(KeyboardInterrupt):
         kg.builder.build([str(corpus_file)], out, skip_invalid=True)
     assert (out / "papers.jsonl").read_text(encoding="utf-8") == previous
-    # the extraction cache (written before the records) keeps its work, as after any crash
-    assert sorted(os.listdir(out)) == [".kg", "cache", "papers.jsonl"]
+    # the extraction cache (written before the records, in KG_CACHE_DIR) keeps its work, as after any crash
+    assert sorted(os.listdir(out)) == [".kg", "papers.jsonl"]
+    with sqlite3.connect(private_cache / CACHE_FILE) as db:
+        assert db.execute("SELECT COUNT(*) FROM extraction").fetchone()[0] > 0
+    db.close()
     assert os.listdir(out / ".kg") == ["lock"]
 
 

@@ -75,7 +75,7 @@ def test_a_row_of_the_wrong_shape_is_recomputed_even_with_a_valid_checksum(tmp_p
         pass
     payload = __import__("json").dumps(forged)
     with sqlite3.connect(tmp_path / CACHE_FILE) as db:
-        db.execute("INSERT INTO extraction VALUES (?, ?, ?)", (key, _checksum(payload), payload))
+        db.execute("INSERT INTO extraction (key, checksum, payload) VALUES (?, ?, ?)", (key, _checksum(payload), payload))
     db.close()
     assert not valid_extraction(forged)
     with ExtractionCache(tmp_path) as cache:

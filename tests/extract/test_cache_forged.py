@@ -145,7 +145,7 @@ def test_forged_rows_never_crash_and_never_change_the_result(seed_papers, fresh,
     resolve_corpus(seed_papers, extractions)  # never raises on what the cache let through
 
 
-def test_a_forged_vocab_id_or_outside_mention_is_recomputed_in_a_build(seeds, tmp_path, capsys) -> None:
+def test_a_forged_vocab_id_or_outside_mention_is_recomputed_in_a_build(seeds, tmp_path, capsys, private_cache) -> None:
     """A forged `vocab` crashed every build with an IndexError; a forged mention outside the
     abstract put a concept into the graph, the Turtle and the page."""
     from kg.cli import main
@@ -164,7 +164,7 @@ def test_a_forged_vocab_id_or_outside_mention_is_recomputed_in_a_build(seeds, tm
             value["mentions"][0]["vocab"] = "method/"
         return True
 
-    assert len(_forge(out / "cache" / CACHE_FILE, mutate)) == 6
+    assert len(_forge(private_cache / CACHE_FILE, mutate)) == 6
     assert main(["build", str(source), "-o", str(out)]) in (None, 0)
     err = capsys.readouterr().out
     assert "6  cache rows were damaged or did not fit their paper: computed again" in err

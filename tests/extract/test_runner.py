@@ -106,7 +106,7 @@ def test_build_is_byte_identical_for_any_workers_and_input_order(seed_papers, tm
     assert without_source(tmp_path / "out1" / "papers.jsonl") == without_source(tmp_path / "out2" / "papers.jsonl")
 
 
-def test_rebuild_uses_cache_and_shared_cache_folder(seeds, seeds_build, tmp_path):
+def test_rebuild_uses_cache_and_shared_cache_folder(seeds, seeds_build, session_cache, tmp_path):
     shared = tmp_path / "shared-cache"
     first = build([str(seeds)], tmp_path / "out1", cache_dir=shared)
     assert (first.extracted, first.cached) == (38, 0)
@@ -115,8 +115,8 @@ def test_rebuild_uses_cache_and_shared_cache_folder(seeds, seeds_build, tmp_path
     assert (shared / CACHE_FILE).is_file() and not (tmp_path / "out2" / "cache").exists()
     for name in GRAPH_OUTPUTS:
         assert (tmp_path / "out1" / name).read_bytes() == (tmp_path / "out2" / name).read_bytes(), name
-    # Without cache_dir the cache sits in OUT/cache (conftest's seeds_build is such a build).
-    assert (seeds_build.out / "cache" / CACHE_FILE).is_file() and seeds_build.summary.extracted == 38
+    # Without cache_dir the cache is the user's: KG_CACHE_DIR here (conftest's seeds_build is such a build).
+    assert (session_cache / CACHE_FILE).is_file() and not (seeds_build.out / "cache").exists() and seeds_build.summary.extracted == 38
 
 
 def test_kg_extract_uses_the_cache_and_workers_like_kg_build(seeds, tmp_path, capsys, monkeypatch):

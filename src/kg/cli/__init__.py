@@ -24,6 +24,7 @@ from kg.errors import ExitCode, KgError, KgWarning, LooksStructured
 # name -> "module:attribute" of a click command; modules are imported lazily.
 COMMANDS: dict[str, str] = {
     "build": "kg.cli.build:build",
+    "cache": "kg.cli.cache:cache",
     "eval": "kg.cli.eval:eval_",
     "export": "kg.cli.export:export",
     "extract": "kg.cli.extract:extract",

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from kg.cli.common import input_format_option, min_score_option, progress_reporter, recognizer_option, workers_option
+from kg.cli.common import cache_options, input_format_option, min_score_option, progress_reporter, recognizer_option, workers_option
 from kg.related_work.embed import DEFAULT_EMBEDDER, EMBEDDERS
 
 if TYPE_CHECKING:
@@ -23,8 +23,7 @@ SKIPPED_SHOWN = 20  # the summary lists this many skipped records, then counts t
 @click.option("--skip-invalid", is_flag=True, help="Go on past invalid records (bad JSON, empty abstract, …), listing how many were skipped and where.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary (a skipped-records warning still goes to stderr).")
 @workers_option
-@click.option("--cache", "cache_dir", type=click.Path(file_okay=False), default=None, help="Extraction cache folder to share between builds  [default: OUT/cache].")
-@click.option("--no-cache", is_flag=True, help="Neither read nor write the extraction cache.")
+@cache_options
 @click.option("--dask", "dask_address", metavar="ADDRESS", default=None, help="Run extraction on a Dask cluster: a scheduler address (tcp://host:8786) or 'local'.")
 @recognizer_option
 @min_score_option

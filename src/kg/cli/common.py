@@ -16,7 +16,7 @@ from typing import TypeVar
 
 import click
 
-from kg.errors import GraphDamaged, GraphNotFound, InputError, KgError, OutputLocked, QueryError
+from kg.errors import CacheFolderUnusable, GraphDamaged, GraphNotFound, InputError, KgError, OutputLocked, QueryError
 from kg.model import ENTITY_TYPES, Progress, parse_types
 from kg.rdf.terms import DEFAULT_BASE
 
@@ -88,6 +88,16 @@ def _recognizer(ctx: click.Context, param: click.Parameter, value: str | None) -
     return None if value == "none" else value
 
 
+def cache_options(command: F) -> F:
+    """``--cache DIR`` and ``--no-cache``, as ``cache_dir`` and ``no_cache`` (resolved by
+    `kg.extract.cache_location.resolve_cache_dir`: --cache, else KG_CACHE_DIR, else the user cache folder)."""
+    command = click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")(command)
+    return click.option(
+        "--cache", "cache_dir", type=click.Path(file_okay=False), default=None,
+        help="Cache folder, shared by every build  [default: $KG_CACHE_DIR, else the user cache folder, e.g. ~/.cache/kg].",
+    )(command)
+
+
 def recognizer_option(command: F) -> F:
     """``--recognizer MODEL/`` (``--model`` is an alias): the entity recognizer, as ``recognizer``
     (a folder, the shipped model's marker by default, or None for ``none``: rules alone). The
@@ -156,6 +166,9 @@ def error_text(error: KgError) -> str:
         return f"{error.message}; rebuild it: `kg build INPUT… -o {error.folder}`"
     if isinstance(error, GraphNotFound) and error.folder is not None:
         return f"{error.message}; run `kg build INPUT… -o {error.folder}` first"
+    if isinstance(error, CacheFolderUnusable):
+        why = "from --cache" if error.location.source == "option" else error.location.why
+        return f"cache folder {error.location.path} ({why}) {error.problem}; choose another with --cache DIR or KG_CACHE_DIR, or run without one: --no-cache"
     if isinstance(error, OutputLocked):
         return f"{error.message}; wait for it to finish, or build into another folder (-o DIR)"
     if isinstance(error, InputError) and error.skippable:

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from kg.cli.common import input_format_option, min_score_option, recognizer_option, workers_option
+from kg.cli.common import cache_options, input_format_option, min_score_option, recognizer_option, workers_option
 
 
 @click.command()
@@ -16,11 +16,12 @@ from kg.cli.common import input_format_option, min_score_option, recognizer_opti
 @input_format_option("--input-format")
 @click.option("--skip-invalid", is_flag=True, help="Go on past malformed records.")
 @workers_option
-@click.option("--cache", "cache_dir", type=click.Path(file_okay=False), default=None, help="Extraction cache folder (e.g. a build's OUT/cache); none by default.")
+@cache_options
 @recognizer_option
 @min_score_option
 def extract(
-    inputs: tuple[str, ...], fmt: str, input_format: str | None, skip_invalid: bool, workers: int | None, cache_dir: str | None, recognizer: str | None, min_score: float | None
+    inputs: tuple[str, ...], fmt: str, input_format: str | None, skip_invalid: bool, workers: int | None, cache_dir: str | None, no_cache: bool,
+    recognizer: str | None, min_score: float | None,
 ) -> None:
     """Extract methods, datasets, hardware, metrics and tasks from the abstracts in INPUTS.
 
@@ -28,13 +29,19 @@ def extract(
     --input-format reads every input as one format (--format is the output's). Per
     paper one JSON line {"id", "title", "entities": [{"start", "end", "text", "label",
     "concept", "role", "source", "score"}]}; offsets index the abstract as given.
+    Like `kg build`, it reads and fills the shared cache (--cache, KG_CACHE_DIR or the user
+    cache folder; --no-cache: neither).
     """
     from kg.concepts.find import entities_record, find_concepts
+    from kg.extract.cache_location import check_cache_dir, resolve_cache_dir
     from kg.extract.runner import default_workers
     from kg.ingest import read_corpus
 
+    cache = resolve_cache_dir(cache_dir, no_cache=no_cache)
+    if cache is not None:
+        check_cache_dir(cache)
     corpus = read_corpus(list(inputs), skip_invalid=skip_invalid, stdin=sys.stdin, format=input_format)
-    found = find_concepts(corpus.papers, cache_dir=cache_dir, workers=workers or default_workers(), recognizer=recognizer, min_score=min_score)
+    found = find_concepts(corpus.papers, cache_dir=None if cache is None else cache.path, workers=workers or default_workers(), recognizer=recognizer, min_score=min_score)
     records = [entities_record(paper, entities) for paper, entities in zip(corpus.papers, found.resolution.entities, strict=True)]
     if fmt == "jsonl":
         for record in records:

@@ -1,13 +1,18 @@
 """Extraction cache: per-paper results keyed by (abstract content, pipeline version).
 
-One SQLite file (by default ``out/cache/extract.sqlite``; ``--cache DIR`` shares one).
-Each row stores its payload with a SHA-256 checksum. A row is used only if its checksum holds,
+One SQLite file (``extract.sqlite``) in the user cache folder that every build shares
+(`kg.extract.cache_location`). Each row stores its payload with a SHA-256 checksum, the
+version of the pipeline (or model) that made it and when it was last written or used. A row is used only if its checksum holds,
 its JSON decodes and the value passes validation (by default: the shape of an extraction,
 `valid_extraction`); any other row is reported as a miss (and later overwritten), never trusted.
 A cache *file* that SQLite cannot use (not a database, truncated, a table of the wrong shape)
 is moved aside (``extract.sqlite.damaged-<time>``) with a `CacheSetAside` warning and a new one
 is started: a cache only saves time, so losing it must not stop a build.
-SQLite gives atomic, crash-safe commits and lets several builds share one cache.
+
+Several builds share one cache at once, by design: SQLite's WAL mode lets readers run beside
+the one writer, writes are short ``BEGIN IMMEDIATE`` transactions (64 papers) that wait up to
+`BUSY_SECONDS` for each other, and a damaged file is moved aside only while no other process
+has it open (`holders_lock`), never under a process still writing it.
 """
 
 from __future__ import annotations
@@ -22,28 +27,37 @@ import sqlite3
 import time
 import unicodedata
 import warnings
-from collections.abc import Callable, Container, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from kg.errors import CacheError, CacheSetAside
+from kg.errors import CacheError, CacheSetAside, CacheUnused
 from kg.model import ENTITY_TYPES, ROLES, Definition, LocalMention
 from kg.text.clean import clean_text
 from kg.text.vocab import Vocabulary, normalize_key
+from kg.util.filelock import FileLock
 
 CACHE_FILE = "extract.sqlite"
-_COLUMNS = ["key", "checksum", "payload"]
+_COLUMNS = ["key", "checksum", "payload", "version", "stamp"]
+_OLD_COLUMNS = _COLUMNS[:3]  # kg before rows carried their version: migrated in place
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS extraction (
     key TEXT PRIMARY KEY,   -- sha256(pipeline version + NUL + text)
     checksum TEXT NOT NULL, -- sha256 of payload
-    payload TEXT NOT NULL   -- JSON
+    payload TEXT NOT NULL,  -- JSON
+    version TEXT,           -- the pipeline or model version that made it; NULL: not known (a row from before kg recorded it)
+    stamp INTEGER           -- unix seconds the row was last written, or used (refreshed at most every TOUCH_SECONDS)
 )
 """
+BUSY_SECONDS = 60  # how long a write waits for another process's write (each takes milliseconds)
+# A read refreshes a row's stamp only when it is older than this: `kg cache prune --older-than`
+# counts in days, and rewriting every row a build reads would make each build a writer.
+TOUCH_SECONDS = 86_400
+SET_ASIDE_WAIT = 5.0  # seconds a damaged file waits for its other users to close it before it is moved
 # SQLite result codes that mean the file (or its schema) is damaged, not busy or unwritable.
 _DAMAGED = {"SQLITE_CORRUPT", "SQLITE_NOTADB", "SQLITE_FORMAT", "SQLITE_ERROR", "SQLITE_SCHEMA", "SQLITE_MISMATCH"}
-_COMPANIONS = ("-wal", "-shm", "-journal")  # SQLite's side files, moved with the database
+COMPANIONS = ("-wal", "-shm", "-journal")  # SQLite's side files, moved with the database
 
 
 def content_key(text: str, pipeline_version: str) -> str:
@@ -139,7 +153,6 @@ def fits_text(value: dict[str, Any], text: str, *, sources: Container[str], voca
 
 # -- the store --------------------------------------------------------------------------------
 
-
 def _damaged(error: sqlite3.DatabaseError) -> bool:
     name = getattr(error, "sqlite_errorname", None)
     return name in _DAMAGED if name is not None else not isinstance(error, sqlite3.OperationalError)
@@ -151,12 +164,47 @@ class _WrongShape(sqlite3.DatabaseError):
     sqlite_errorname = "SQLITE_SCHEMA"
 
 
+def _columns(db: sqlite3.Connection) -> list[str]:
+    return [row[1] for row in db.execute("PRAGMA table_info(extraction)")]
+
+
+def holders_lock(database: Path) -> Path:
+    """The lock file every user of `database` holds shared (`kg.util.filelock`)."""
+    return database.with_name(f"{database.name}.lock")
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """Which file is at `path` now (device, inode); None: none."""
+    try:
+        status = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return status.st_dev, status.st_ino
+
+
+@contextlib.contextmanager
+def _writing(db: sqlite3.Connection) -> Iterator[None]:
+    """One short write transaction. BEGIN IMMEDIATE takes the write lock at once, waiting for
+    another process's write up to the busy timeout, instead of failing halfway when a read
+    inside a deferred transaction would have to turn into a write."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        with contextlib.suppress(sqlite3.Error):
+            db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
 class ExtractionCache:
     """A key → JSON-value store with integrity checks. Use as a context manager.
 
     `validate` decides whether a decoded value may be used (`valid_extraction` by default;
-    ``None`` accepts any JSON value). `corrupt` counts the rows refused since opening;
-    `set_aside` lists the damaged files moved away."""
+    ``None`` accepts any JSON value). `version` is the pipeline (or model) version the caller's
+    keys are made from: written with each row, and given to rows of unknown version it finds.
+    `corrupt` counts the rows refused since opening; `set_aside` lists the damaged files moved
+    away; `unused` says why this cache is not used this run (None: it is)."""
 
     def __init__(
         self,
@@ -164,16 +212,34 @@ class ExtractionCache:
         *,
         validate: Callable[[Any], bool] | None = valid_extraction,
         file_name: str = CACHE_FILE,
+        version: str | None = None,
     ) -> None:
         self.path = Path(directory) / file_name
+        self.version = version
         self.corrupt = 0  # rows found damaged since opening
         self.set_aside: list[Path] = []
+        self.unused: str | None = None
         self._validate = validate
+        self._identity: tuple[int, int] | None = None  # the file this connection opened
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise CacheError(f"cannot use cache {self.path}: {error.strerror or error}") from error
-        self._db = self._open()
+        # Every user holds FILE.lock shared; moving a damaged file aside takes it exclusively: moved
+        # from under a process still using it, the file would take that process's later writes
+        # with it, and its -wal and -shm side files could meet the new file's.
+        try:
+            self._holders = FileLock(holders_lock(self.path))
+        except OSError as error:
+            raise CacheError(f"cannot use cache {self.path}: {error.strerror or error}") from error
+        if not self._holders.share(BUSY_SECONDS):  # only `kg cache clear` or a set-aside holds it exclusively, briefly
+            self._holders.close()
+            raise CacheError(f"cannot use cache {self.path}: another kg process kept it locked for {BUSY_SECONDS} s")
+        try:
+            self._db: sqlite3.Connection | None = self._open()
+        except BaseException:
+            self._holders.close()
+            raise
 
     def __enter__(self) -> ExtractionCache:
         return self
@@ -182,40 +248,66 @@ class ExtractionCache:
         self.close()
 
     def close(self) -> None:
-        self._db.close()
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+        self._holders.close()
 
     def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, timeout=60)
+        # isolation_level=None: no implicit transactions; writes use `_writing`, reads hold no lock.
+        db = sqlite3.connect(self.path, timeout=BUSY_SECONDS, isolation_level=None)
         try:
+            self._identity = _identity(self.path)
+            db.execute("PRAGMA journal_mode=WAL")  # readers beside the writer; kept in the file
+            db.execute("PRAGMA synchronous=NORMAL")  # still consistent in WAL; a power cut may lose the last commits, which a cache can afford
             db.execute(_SCHEMA)
-            db.commit()
-            columns = [row[1] for row in db.execute("PRAGMA table_info(extraction)")]
-            if columns != _COLUMNS:
+            columns = _columns(db)
+            if columns == _OLD_COLUMNS:
+                _migrate(db)
+            elif columns != _COLUMNS:
                 raise _WrongShape(f"its extraction table has columns {', '.join(columns) or 'none'}")
-            db.execute("SELECT key, checksum, payload FROM extraction LIMIT 1").fetchall()
+            db.execute("SELECT key, checksum, payload, version, stamp FROM extraction LIMIT 1").fetchall()
         except BaseException:
             db.close()
             raise
         return db
 
-    def _open(self) -> sqlite3.Connection:
-        """Connect; a damaged file is moved aside (with a warning) and a new one started."""
+    def _open(self) -> sqlite3.Connection | None:
+        """Connect; a damaged file is moved aside (with a warning) and a new one started.
+        None: the damaged file is still open in another process, so this run goes without."""
         try:
             return self._connect()
         except sqlite3.DatabaseError as error:
             if not _damaged(error):
                 raise CacheError(f"cannot use cache {self.path}: {error}") from error
-            self._move_aside(error)
+            if not self._move_aside(error):
+                return None
         try:
             return self._connect()
         except sqlite3.DatabaseError as error:
             raise CacheError(f"cannot use cache {self.path}: {error}") from error
 
-    def _move_aside(self, error: BaseException) -> None:
+    def _move_aside(self, error: BaseException) -> bool:
+        """Move the damaged file (and its side files) aside once no other process has it open;
+        False if one still has after `SET_ASIDE_WAIT`: then this run goes without the cache."""
+        damaged_file = self._identity
+        self._holders.release()  # others handling the same damage can take it too
+        if not self._holders.own(SET_ASIDE_WAIT):
+            self.unused = f"cache {self.path} could not be used ({error}) and another kg process has it open; going without the cache this time"
+            warnings.warn(self.unused, CacheUnused, stacklevel=4)
+            return False
+        try:
+            if _identity(self.path) == damaged_file:  # else another process moved it first: use the new one
+                self._rename_aside(error)
+        finally:
+            self._holders.share(BUSY_SECONDS)  # an ordinary user of the new file again
+        return True
+
+    def _rename_aside(self, error: BaseException) -> None:
         aside = self.path.with_name(f"{self.path.name}.damaged-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}")
         try:
-            for suffix in ("", *_COMPANIONS):
-                with contextlib.suppress(FileNotFoundError):  # another build may have moved it first
+            for suffix in ("", *COMPANIONS):
+                with contextlib.suppress(FileNotFoundError):
                     os.replace(f"{self.path}{suffix}", f"{aside}{suffix}")
         except OSError as move_error:
             raise CacheError(f"cache {self.path} is damaged ({error}) and cannot be moved aside: {move_error.strerror}") from move_error
@@ -223,16 +315,18 @@ class ExtractionCache:
         warnings.warn(
             f"cache {self.path} could not be used ({error}); moved it to {aside.name} and started a new one",
             CacheSetAside,
-            stacklevel=3,
+            stacklevel=5,
         )
 
     def _recover(self, error: sqlite3.DatabaseError) -> None:
         """The file turned out damaged while in use: set it aside and go on with a new one."""
         if not _damaged(error):
             raise CacheError(f"cannot use cache {self.path}: {error}") from error
-        self._db.close()
-        self._move_aside(error)
-        self._db = self._open()
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+        if self._move_aside(error):
+            self._db = self._open()
 
     def get_many(self, keys: Iterable[str]) -> dict[str, Any]:
         """Values for the keys present and intact; damaged rows count in `corrupt`. If the file
@@ -240,31 +334,50 @@ class ExtractionCache:
         found: dict[str, Any] = {}
         wanted = list(dict.fromkeys(keys))
         asked = set(wanted)
+        now = int(time.time())
         for offset in range(0, len(wanted), 500):  # stay under SQLite's variable limit
+            if self._db is None:
+                return found
             chunk = wanted[offset : offset + 500]
             marks = ",".join("?" * len(chunk))
             try:
-                rows = self._db.execute(f"SELECT key, checksum, payload FROM extraction WHERE key IN ({marks})", chunk).fetchall()
+                rows = self._db.execute(f"SELECT key, checksum, payload, version, stamp FROM extraction WHERE key IN ({marks})", chunk).fetchall()
             except sqlite3.DatabaseError as error:
                 self._recover(error)
                 return found
-            for key, checksum, payload in rows:
+            stale = []
+            for key, checksum, payload, version, stamp in rows:
                 value = self._decode(checksum, payload)
                 if key not in asked or value is None:
                     self.corrupt += 1
-                else:
-                    found[key] = value
+                    continue
+                found[key] = value
+                if type(stamp) is not int or stamp < now - TOUCH_SECONDS or (version is None and self.version is not None):
+                    stale.append(key)
+            if stale:
+                self._touch(stale, now)
         return found
 
+    def _touch(self, keys: list[str], now: int) -> None:
+        """Stamp rows as used now, and give rows of unknown version the caller's (their key is
+        made from it). Best effort: a busy, read-only or damaged file keeps its old stamps."""
+        assert self._db is not None
+        with contextlib.suppress(sqlite3.DatabaseError):
+            with _writing(self._db):
+                self._db.executemany("UPDATE extraction SET stamp = ?, version = COALESCE(version, ?) WHERE key = ?", [(now, self.version, key) for key in keys])
+
     def put_many(self, items: Mapping[str, Any]) -> None:
+        now = int(time.time())
         rows = []
         for key, value in items.items():
             payload = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-            rows.append((key, _checksum(payload), payload))
+            rows.append((key, _checksum(payload), payload, self.version, now))
         for attempt in (1, 2):
+            if self._db is None:
+                return
             try:
-                with self._db:  # one transaction: all or nothing
-                    self._db.executemany("INSERT OR REPLACE INTO extraction VALUES (?, ?, ?)", rows)
+                with _writing(self._db):  # one transaction: all or nothing
+                    self._db.executemany("INSERT OR REPLACE INTO extraction (key, checksum, payload, version, stamp) VALUES (?, ?, ?, ?, ?)", rows)
                 return
             except sqlite3.DatabaseError as error:
                 if attempt == 2 or not _damaged(error):
@@ -281,3 +394,49 @@ class ExtractionCache:
         if self._validate is not None and not self._validate(value):
             return None
         return value
+
+    # -- housekeeping (`kg cache prune`) --
+
+    def entries_by_version(self) -> dict[str | None, int]:
+        """Rows per version (None: not known, a row from before kg recorded versions)."""
+        if self._db is None:
+            return {}
+        return dict(self._db.execute("SELECT version, COUNT(*) FROM extraction GROUP BY version").fetchall())
+
+    def drop(self, *, keep_versions: Container[str] | None = None, written_before: int | None = None) -> dict[str | None, int]:
+        """Delete the rows of a version not in `keep_versions` (rows of unknown version stay:
+        they may be current) and, with `written_before` (unix seconds), the rows not written or
+        used since. Returns the rows deleted per version; run `compact` after to free the space."""
+        if self._db is None:
+            return {}
+        clauses, parameters = [], []
+        if keep_versions is not None:
+            keep = sorted(keep_versions)  # type: ignore[type-var]
+            clauses.append(f"(version IS NOT NULL AND version NOT IN ({','.join('?' * len(keep))}))" if keep else "version IS NOT NULL")
+            parameters += keep
+        if written_before is not None:
+            clauses.append("stamp < ?")
+            parameters.append(written_before)
+        if not clauses:
+            return {}
+        where = " OR ".join(clauses)
+        with _writing(self._db):
+            dropped = dict(self._db.execute(f"SELECT version, COUNT(*) FROM extraction WHERE {where} GROUP BY version", parameters).fetchall())
+            self._db.execute(f"DELETE FROM extraction WHERE {where}", parameters)
+        return dropped
+
+    def compact(self) -> None:
+        """Give freed pages back to the file system (VACUUM, then empty the write-ahead log)."""
+        if self._db is not None:
+            self._db.execute("VACUUM")
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+def _migrate(db: sqlite3.Connection) -> None:
+    """Give a cache from before versions were recorded its version and stamp columns. Its rows'
+    version is not known (NULL until a build reads one under its key); their stamp is the
+    migration's time, a column default, so no row is rewritten."""
+    with _writing(db):
+        if _columns(db) == _OLD_COLUMNS:  # another process may have migrated it meanwhile
+            db.execute("ALTER TABLE extraction ADD COLUMN version TEXT")
+            db.execute(f"ALTER TABLE extraction ADD COLUMN stamp INTEGER DEFAULT {int(time.time())}")  # an int: nothing to escape

@@ -22,7 +22,6 @@ from kg.extract.pipeline import check_recognizer, pipeline_version
 from kg.model import DEFAULT_RECOGNIZER, MENTION_SOURCES, Paper, PaperExtraction, Progress
 
 EXTRACT_STAGE = "Extracting entities"
-CACHE_DIR = "cache"  # inside the output folder unless --cache says otherwise
 # Results reach the cache in small transactions so a killed build keeps nearly all its work:
 # one commit per spaCy batch (64 papers, `kg.extract.papers`), or when the oldest unsaved result is 2 s old.
 # A commit costs a few ms, under 0.1 % of the time spaCy takes for 64 abstracts.
@@ -196,7 +195,7 @@ def run_extraction(
     check_recognizer(recognizer)
     version = pipeline_version(recognizer=recognizer)
     keys = [content_key(paper.abstract, version) for paper in papers]
-    cache = ExtractionCache(cache_dir) if cache_dir is not None else None
+    cache = ExtractionCache(cache_dir, version=version) if cache_dir is not None else None
     try:
         cached = cache.get_many(keys) if cache is not None else {}
         misfits = _drop_misfits(cached, papers, keys)

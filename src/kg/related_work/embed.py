@@ -251,7 +251,7 @@ def embed_papers(
     keys = [text_key(t, chosen.model) for t in texts]
     vectors = np.zeros((len(ordered), chosen.dimensions), dtype=np.float32)
     valid = _vector_check(chosen.dimensions)
-    cache = ExtractionCache(cache_dir, validate=valid, file_name=CACHE_FILE) if cache_dir is not None else None
+    cache = ExtractionCache(cache_dir, validate=valid, file_name=CACHE_FILE, version=chosen.model) if cache_dir is not None else None
     try:
         found = cache.get_many(keys) if cache is not None else {}
         missing = []
