@@ -7,7 +7,7 @@ candidate run through kg's ONNX encoder), in one run on the same texts and cores
   (read from the installed packages' RECORDs; the torch figure is this venv's CPU build,
   pip's default CUDA build on Linux is several GB);
 * **load s** and **papers/s** over every paper of the graph (title + abstract, as the build
-  embeds them), after one warm-up batch;
+  embeds them), after one warm-up batch, the embedders taking turns batch by batch;
 * **cos to torch**: mean and minimum cosine to the vectors of sentence-transformers on torch,
   the reference (today's embedder).
 
@@ -94,11 +94,20 @@ def static_encoder(folder: str) -> Callable[[list[str]], np.ndarray]:
     return lambda texts: np.asarray(model.encode(texts, max_length=None, show_progress_bar=False), dtype=np.float32)
 
 
-def timed_encode(encode: Callable[[list[str]], np.ndarray], texts: list[str]) -> tuple[np.ndarray, float]:
-    encode(texts[: embed.BATCH])  # warm-up: first-call allocations are not the steady rate
-    tick = time.perf_counter()
-    vectors = np.vstack([encode(texts[i : i + embed.BATCH]) for i in range(0, len(texts), embed.BATCH)])
-    return vectors, time.perf_counter() - tick
+def interleaved(encoders: dict[str, Callable[[list[str]], np.ndarray]], texts: list[str]) -> dict[str, tuple[np.ndarray, float]]:
+    """Each encoder's vectors of `texts` and its seconds, taking turns batch by batch, so whatever
+    else loads the machine slows every encoder alike."""
+    for encode in encoders.values():
+        encode(texts[: embed.BATCH])  # warm-up: first-call allocations are not the steady rate
+    parts: dict[str, list[np.ndarray]] = {name: [] for name in encoders}
+    seconds = dict.fromkeys(encoders, 0.0)
+    for start in range(0, len(texts), embed.BATCH):
+        batch = texts[start : start + embed.BATCH]
+        for name, encode in encoders.items():
+            tick = time.perf_counter()
+            parts[name].append(encode(batch))
+            seconds[name] += time.perf_counter() - tick
+    return {name: (np.vstack(parts[name]), seconds[name]) for name in encoders}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -135,18 +144,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.only:
         candidates = {name: c for name, c in candidates.items() if name in args.only or name == "torch"}
 
-    results: dict[str, tuple[float, float, float, np.ndarray]] = {}
+    encoders, loaded, sizes = {}, {}, {}
     for name, (load, modules) in candidates.items():
         if not all(find_spec(module) for module in modules):
             print(f"{name}: not installed ({', '.join(modules)}), skipped")
             continue
         tick = time.perf_counter()
-        encode = load()
-        loaded = time.perf_counter() - tick
-        vectors, seconds = timed_encode(encode, texts)
+        encoders[name] = load()
+        loaded[name] = time.perf_counter() - tick
+        sizes[name] = extra_mb(modules)
+    results: dict[str, tuple[float, float, float, np.ndarray]] = {}
+    for name, (vectors, seconds) in interleaved(encoders, texts).items():
         np.save(out / f"{name}.npy", vectors.astype("<f4"), allow_pickle=False)
-        results[name] = (extra_mb(modules), loaded, len(texts) / seconds, vectors)
-        print(f"  {name}: {len(texts) / seconds:.1f} papers/s", flush=True)
+        results[name] = (sizes[name], loaded[name], len(texts) / seconds, vectors)
 
     reference = results.get("torch", (0, 0, 0, None))[3]
     base_rate = results["torch"][2] if "torch" in results else None

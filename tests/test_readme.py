@@ -238,15 +238,40 @@ def test_every_shell_example_is_a_console_block() -> None:
 # ---- the set-up commands at the top ----------------------------------------------------------
 
 
-def setup_commands() -> tuple[str, str]:
-    """The README's first two ```bash blocks: build the graph, run the tests (one line each)."""
-    build, tests = [block for block in BLOCKS if block.lang == "bash"][:2]
-    assert len(build.body) == len(tests.body) == 1
-    return build.body[0], tests.body[0]
+def setup_commands() -> tuple[str, str, str]:
+    """The README's first three ```bash blocks: build the graph, run the tests, build with
+    embeddings (one line each)."""
+    build, tests, embedded = [block for block in BLOCKS if block.lang == "bash"][:3]
+    assert len(build.body) == len(tests.body) == len(embedded.body) == 1
+    return build.body[0], tests.body[0], embedded.body[0]
+
+
+@pytest.mark.slow
+def test_the_embed_setup_line_installs_and_builds_in_a_fresh_copy(tmp_path) -> None:
+    """The set-up line with embeddings, verbatim, in a fresh copy of the repository with a venv of
+    its own (pip reads PyPI, as on a fresh machine): it must install no torch and embed all 38 seeds."""
+    _, _, embedded = setup_commands()
+    assert embedded == (
+        "python3 -m venv .venv && .venv/bin/pip install -q -e '.[embed]' && .venv/bin/kg build seeds/ -o out/ --embed"
+    )
+    work = Path(shutil.copytree(ROOT, tmp_path / ROOT.name, ignore=not_copied))
+    env = {key: value for key, value in os.environ.items() if key not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME")}
+    env.update(KG_CACHE_DIR=str(tmp_path / "cache"), PATH=os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if ".venv" not in p))
+    done = subprocess.run(["bash", "-c", embedded], cwd=work, env=env, capture_output=True, text=True, timeout=1500, check=False)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "  embeddings        38  papers encoded, 0 from the cache" in done.stdout
+    meta = (work / "out" / "embeddings.json").read_text(encoding="utf-8")
+    assert '"papers": 38' in meta and "onnx" in meta
+    venv_python = work / ".venv" / "bin" / "python"
+    torchless = subprocess.run(
+        [str(venv_python), "-c", "import importlib.util as u; print([m for m in ('torch', 'sentence_transformers') if u.find_spec(m)])"],
+        capture_output=True, text=True, check=False,
+    )
+    assert torchless.stdout.strip() == "[]", torchless.stderr
 
 
 def test_ci_runs_the_readme_test_command_verbatim() -> None:
-    _, tests = setup_commands()
+    _, tests, _ = setup_commands()
     assert tests.endswith(".venv/bin/python -m pytest") and "pip install -q -e '.[test]'" in tests
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     assert tests in ci  # a whole, uncommented line
@@ -254,7 +279,7 @@ def test_ci_runs_the_readme_test_command_verbatim() -> None:
 
 def test_the_build_command_is_the_quickstart_build() -> None:
     """The set-up's build is the quickstart's first command (run above) behind a fresh venv."""
-    build, _ = setup_commands()
+    build, _, _ = setup_commands()
     quickstart = CONSOLE[0].examples[0].command
     assert quickstart == "kg build seeds/ -o out/"
     assert build == f"python3 -m venv .venv && .venv/bin/pip install -q -e . && .venv/bin/{quickstart}"
