@@ -1,7 +1,7 @@
 """Whole-build throughput and memory at corpus scale, against bare spaCy in the same run,
 and the rebuild after adding 10 papers.
 
-    .venv/bin/python -P bench/build.py [--sizes 2000,10000,all] [--workers 2] [--incremental] [--embed]
+    .venv/bin/python -P bench/build.py [--sizes 2000,10000,all] [--workers 2] [--incremental] [--embed torch,onnx]
 
 For each size: `kg build` (every stage, a new extraction cache, no earlier build) as a
 subprocess with `--timings`, whose stage times are printed under its row; then, in the same
@@ -12,8 +12,10 @@ share; spaCy's own n_process cannot carry kg's spans back). Both are whole-proce
 start-up and model loads included; peak RSS sums the process tree (workers included), sampled
 from /proc every 0.1 s. `--incremental`: after each size's build, add 10 papers and rebuild
 into the same folder with the same cache (for `all`, the build covers all but 10 papers and
-the rebuild adds them), printed as a share of the full build. `--embed` also times
-`kg build --embed` (cache off) on the same papers.
+the rebuild adds them), printed as a share of the full build. `--embed onnx,torch` then
+rebuilds the same papers with ``--embedder NAME`` for each embedder named, extraction from the
+cache, and prints each one's "Embedding papers" stage: seconds, papers/s and the ratio to the
+first named.
 Papers: all records with abstracts in ../shared/corpus (icml2025_accepted_titles has
 none), shuffled with a fixed seed; size N takes the first N.
 """
@@ -115,6 +117,12 @@ def stage_lines(stdout: str) -> list[str]:
     return [f"{'':>10}{line}" for line in lines[start + 1 :]]
 
 
+def embed_seconds(stdout: str) -> float:
+    """The "Embedding papers" stage's seconds in `kg build --timings` output."""
+    line = next(line for line in stdout.splitlines() if line.strip().startswith("Embedding papers"))
+    return float(line.split()[-1])
+
+
 def write_jsonl(path: Path, records: list[dict]) -> None:
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
 
@@ -124,7 +132,7 @@ def main() -> int:
     parser.add_argument("--sizes", default="2000,10000,all")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--incremental", action="store_true", help=f"also rebuild after adding {EXTRA} papers")
-    parser.add_argument("--embed", action="store_true", help="also time kg build --embed (needs the embed extra)")
+    parser.add_argument("--embed", default="", metavar="NAMES", help="also time the embedding stage of these embedders, comma-separated (e.g. torch,onnx)")
     parser.add_argument("--no-bare", action="store_true", help="skip the bare nlp.pipe baseline (when time is short)")
     args = parser.parse_args()
     if not CORPUS.is_dir():
@@ -152,11 +160,15 @@ def main() -> int:
                 line += f" | {bare_wall:>8.1f}s {bare_rss / 2**30:>7.2f}GB | {build_wall / bare_wall:.2f}×"
             print(line, flush=True)
             print("\n".join(stage_lines(stdout)), flush=True)
-            if args.embed:
-                embed_wall, embed_rss, _ = run([*KG, "build", str(corpus), "-o", str(work / f"out-embed-{size}"), "--no-cache", "-q", *jobs, "--embed"])
+            first = None
+            for name in filter(None, args.embed.split(",")):
+                command = [*KG, "build", str(corpus), "-o", str(work / f"out-{name}-{size}"), "--cache", str(cache), "-q", "--timings", *jobs]
+                embed_wall, embed_rss, stdout = run([*command, "--embedder", name])
+                stage = embed_seconds(stdout)
+                first = first or stage
                 print(
-                    f"{'':>8} {'--embed':>11} | {embed_wall:>8.1f}s {len(built) / embed_wall:>9.1f} {embed_rss / 2**30:>7.2f}GB"
-                    f" | {embed_wall / build_wall:.2f}× the build without --embed",
+                    f"{'':>8} {'--embedder ' + name:>17} | build {embed_wall:>7.1f}s, embedding {stage:>7.1f}s = {len(built) / stage:>6.1f} papers/s"
+                    f" ({first / stage:.2f}× the first), peak RSS {embed_rss / 2**30:.2f}GB",
                     flush=True,
                 )
             if args.incremental:

@@ -27,3 +27,15 @@ def test_package_data_carries_every_file_of_the_shipped_recognizer():
     missing = [f for f in files if not any(fnmatch.fnmatch(f, pattern) and f.count("/") == pattern.count("/") for pattern in patterns)]
     assert missing == []
     assert sum((model / f.removeprefix("models/recognizer/")).stat().st_size for f in files) <= 20_000_000  # ≤ 20 MB
+
+
+def test_package_data_carries_the_shipped_embedding_model():
+    import fnmatch
+
+    patterns = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["kg"]
+    model = ROOT / "src" / "kg" / "models" / "minilm"
+    files = sorted(p.relative_to(ROOT / "src" / "kg").as_posix() for p in model.rglob("*") if p.is_file())
+    assert {"models/minilm/model-int8.onnx", "models/minilm/tokenizer.json", "models/minilm/README.md"} <= set(files)
+    missing = [f for f in files if not any(fnmatch.fnmatch(f, pattern) and f.count("/") == pattern.count("/") for pattern in patterns)]
+    assert missing == []
+    assert sum((model / f.removeprefix("models/minilm/")).stat().st_size for f in files) <= 25_000_000  # ≤ 25 MB

@@ -45,17 +45,18 @@ def test_each_embedder_gives_unit_vectors_of_its_size_deterministically(vectors)
 
 
 def test_onnx_int8_agrees_with_the_torch_model(vectors):
-    # The shipped int8 export of the same weights, read to the same length (256 tokens) as torch's.
-    same_length = embed.onnx_encoder(embed.MODELS / "model-int8.onnx", max_tokens=embed.MAX_TOKENS)(TEXTS)
-    cosines = (same_length * vectors["torch"]).sum(axis=1)
+    # The shipped int8 export of the same weights, read to the same length (256 tokens).
+    cosines = (vectors["onnx"] * vectors["torch"]).sum(axis=1)
     assert cosines.min() > 0.97, cosines
 
 
-def test_the_onnx_embedder_reads_the_first_128_tokens(vectors):
-    # TEXTS[3] is far longer than 128 tokens: what follows them does not change its vector.
-    longer = embed.encoder("onnx")([TEXTS[3] + " and a different ending about reinforcement learning"])
-    assert np.allclose(longer[0], vectors["onnx"][3], atol=1e-6)
-    assert not np.allclose(longer[0], embed.encoder("torch")([TEXTS[3]])[0], atol=1e-2)
+def test_a_texts_onnx_vector_depends_on_its_first_256_tokens_alone(vectors):
+    # TEXTS[3] is far longer than 256 tokens: what follows them does not change its vector, nor
+    # does the batch it is encoded in (the int8 model's activation scales are per call).
+    encode = embed.encoder("onnx")
+    longer = encode([TEXTS[3] + " and a different ending about reinforcement learning"])
+    assert np.array_equal(longer[0], vectors["onnx"][3])
+    assert np.array_equal(encode([TEXTS[0]])[0], vectors["onnx"][0])
 
 
 def test_every_embedder_finds_the_text_on_the_same_topic(vectors):

@@ -38,9 +38,6 @@ UNIT_TOLERANCE = 1e-3  # |‖v‖² − 1| of a float32 vector the encoder norma
 BATCH = 64  # papers per encoder call and per cache write: a killed build keeps what it encoded
 NEIGHBOURS = 10  # nearest papers exported per paper (graph edges kind="similar", RDF kg:Similarity)
 MAX_TOKENS = 256  # all-MiniLM-L6-v2's max_seq_length (sentence_bert_config.json): longer texts are cut
-# The ONNX embedder reads the first 128 tokens (about the title and 90 words), the length MiniLM was
-# trained on: twice as fast as 256, and no worse on bench/related_eval.py's tune half (README).
-ONNX_MAX_TOKENS = 128
 
 
 @dataclass(frozen=True)
@@ -119,16 +116,16 @@ def onnx_encoder(model_file: str | os.PathLike[str], *, max_tokens: int = MAX_TO
 
 
 def _load_onnx() -> Callable[[list[str]], np.ndarray]:
-    return onnx_encoder(MODELS / "model-int8.onnx", max_tokens=ONNX_MAX_TOKENS)
+    return onnx_encoder(MODELS / "model-int8.onnx")
 
 
 EMBEDDERS = {
     "onnx": Embedder(
         name="onnx",
-        model=f"all-MiniLM-L6-v2-onnx-int8-{ONNX_MAX_TOKENS}",
+        model="all-MiniLM-L6-v2-onnx-int8",
         dimensions=MINILM_DIMENSIONS,
         modules=("onnxruntime", "tokenizers"),
-        about=f"int8 MiniLM on ONNX Runtime (first {ONNX_MAX_TOKENS} tokens), shipped in kg",
+        about="int8 MiniLM on ONNX Runtime, shipped in kg",
         install="the embed extra, which is not installed: pip install -e '.[embed]'",
         load=_load_onnx,
     ),
