@@ -27,7 +27,9 @@ Session-scoped, built once:
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
+import subprocess
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib.resources import files
@@ -347,3 +349,37 @@ def shacl_shapes():
 def ontology():
     """schemas/kg.ttl (the kg ontology) as an rdflib Graph; do not modify."""
     return _schema_graph("kg.ttl")
+
+
+# ---- a small real disk ------------------------------------------------------------------------
+
+
+def _can_mount() -> bool:
+    if os.geteuid() != 0 or not shutil.which("mount"):
+        return False
+    probe = Path("/tmp/kg-mount-probe")
+    probe.mkdir(exist_ok=True)
+    ok = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(probe)], capture_output=True).returncode == 0
+    if ok:
+        subprocess.run(["umount", str(probe)], check=False)
+    return ok
+
+
+@pytest.fixture
+def tmpfs(tmp_path):
+    """`tmpfs(kilobytes)`: a fresh tmpfs of that size, unmounted after the test (skipped where
+    this process may not mount one: it needs root)."""
+    if not _can_mount():
+        pytest.skip("needs root and a mountable tmpfs")
+    mounted: list[Path] = []
+
+    def make(kilobytes: int) -> Path:
+        point = tmp_path / f"disk{kilobytes}k-{len(mounted)}"
+        point.mkdir()
+        subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={kilobytes}k", "tmpfs", str(point)], check=True)
+        mounted.append(point)
+        return point
+
+    yield make
+    for point in mounted:
+        subprocess.run(["umount", "-l", str(point)], check=False)

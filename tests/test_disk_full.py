@@ -80,34 +80,6 @@ def test_every_failed_fsync_of_a_rebuild_leaves_the_previous_build(tmp_path, mon
     assert failed >= 5 and current_generation(out) != generation  # then one build went through whole
 
 
-def _can_mount() -> bool:
-    if os.geteuid() != 0 or not shutil.which("mount"):
-        return False
-    probe = Path("/tmp/kg-mount-probe")
-    probe.mkdir(exist_ok=True)
-    ok = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(probe)], capture_output=True).returncode == 0
-    if ok:
-        subprocess.run(["umount", str(probe)], check=False)
-    return ok
-
-
-@pytest.fixture
-def tmpfs(tmp_path):
-    """`tmpfs(megabytes)`: a fresh tmpfs of that size, unmounted after the test."""
-    if not _can_mount():
-        pytest.skip("needs root and a mountable tmpfs (the fsync test simulates the same)")
-    mounted: list[Path] = []
-
-    def make(megabytes: int) -> Path:
-        point = tmp_path / f"disk{megabytes}-{len(mounted)}"
-        point.mkdir()
-        subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={megabytes}m", "tmpfs", str(point)], check=True)
-        mounted.append(point)
-        return point
-
-    yield make
-    for point in mounted:
-        subprocess.run(["umount", "-l", str(point)], check=False)
 
 
 def kg(*args: str) -> subprocess.CompletedProcess:
@@ -127,7 +99,7 @@ def test_a_real_full_disk_fails_whole(tmpfs, seeds, tmp_path, warm_cache, megaby
     """At 3 MB an OSError traceback; at 4–6 MB exit 18 only after the new generation was
     switched in. First build and rebuild, with the extraction cache outside the small disk."""
     cache = warm_cache
-    out = tmpfs(megabytes) / "out"
+    out = tmpfs(1024 * megabytes) / "out"
     first = kg("build", str(seeds), "-o", str(out), "--cache", str(cache))
     assert first.returncode in (0, 18) and "Traceback" not in first.stderr, first.stderr
     if first.returncode == 18:

@@ -189,3 +189,17 @@ def test_an_unusable_cache_folder_is_one_error_line(capsys, tmp_path, monkeypatc
         f"Error: cache folder {tmp_path / 'a-file'} (from KG_CACHE_DIR) is not a folder; choose another with --cache DIR or KG_CACHE_DIR, or run without one: --no-cache\n"
     )
     assert captured.out == "" and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("command", [["info"], ["prune"], ["clear", "--yes"]])
+def test_a_file_where_the_cache_folder_goes_is_one_error_line(capsys, tmp_path, monkeypatch, command):
+    """As for builds (exit 16), from KG_CACHE_DIR and from --cache alike; it used to say "none yet"."""
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("mine")
+    monkeypatch.setenv("KG_CACHE_DIR", str(blocker))
+    assert main(["cache", *command]) == ExitCode.CACHE_ERROR
+    assert capsys.readouterr().err.startswith(f"Error: cache folder {blocker} (from KG_CACHE_DIR) is not a folder")
+    monkeypatch.delenv("KG_CACHE_DIR")
+    assert main(["cache", *command, "--cache", str(blocker)]) == ExitCode.CACHE_ERROR
+    assert capsys.readouterr().err.startswith(f"Error: cache folder {blocker} (from --cache) is not a folder")
+    assert blocker.read_text() == "mine"

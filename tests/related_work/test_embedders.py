@@ -66,6 +66,14 @@ def test_every_embedder_finds_the_text_on_the_same_topic(vectors):
         assert list(np.argmax(asked @ matrix[:3].T, axis=1)) == [0, 1, 2], name
 
 
+@pytest.mark.parametrize("name", list(embed.EMBEDDERS))
+def test_a_texts_vector_does_not_depend_on_its_batch(vectors, name):
+    # What a cache holds must be what a build from scratch computes, byte for byte.
+    encode = embed.encoder(name)
+    for row in (0, 2):
+        assert np.array_equal(encode([TEXTS[row]])[0], vectors[name][row]), name
+
+
 def test_the_default_embedder_imports_no_torch():
     code = (
         "import sys; from kg.related_work import embed; v = embed.encoder()(['a text about graphs']); "
@@ -112,3 +120,45 @@ def test_build_with_another_embedder_and_related_uses_it(tmp_path, seeds, capsys
 def test_unknown_embedder_is_a_usage_error(tmp_path, seeds, capsys):
     assert main(["build", str(seeds), "-o", str(tmp_path / "out"), "--embedder", "word2vec"]) == ExitCode.USAGE
     assert "'word2vec' is not one of 'onnx', 'torch'" in capsys.readouterr().err
+
+
+def test_the_model_name_is_made_from_the_shipped_files():
+    # A new export (bench/make_minilm_models.py) changes the digest: update ONNX_FILES_SHA256, and
+    # with it the model name, so no cache or embeddings.json mixes old vectors with new ones.
+    assert embed.shipped_onnx_digest() == embed.ONNX_FILES_SHA256, "the shipped ONNX model changed: set ONNX_FILES_SHA256 to its digest"
+    assert embed.EMBEDDERS["onnx"].model.endswith(f"-{embed.MAX_TOKENS}-{embed.ONNX_FILES_SHA256[:12]}")
+
+
+def test_damaged_shipped_model_files_are_refused(tmp_path, monkeypatch):
+    from kg.errors import ModelError
+
+    for name in embed.ONNX_FILES:
+        (tmp_path / name).write_bytes((embed.MODELS / name).read_bytes())
+    with (tmp_path / "tokenizer.json").open("ab") as handle:
+        handle.write(b" ")
+    monkeypatch.setattr(embed, "MODELS", tmp_path)
+    with pytest.raises(ModelError, match="damaged: reinstall kg"):
+        embed.encoder("onnx")
+
+
+@pytest.mark.parametrize("model", [["x"], {"a": 1}, 384, None])
+def test_forged_model_names_in_embeddings_json_are_ignored(tmp_path, model):
+    ids = ["a", "b"]
+    vectors = np.eye(2, 384, dtype="<f4")
+    np.save(tmp_path / embed.EMBED_FILE, vectors)
+    meta = {"model": model, "dimensions": 384, "papers": 2, "ids_sha256": embed.ids_digest(ids)}
+    (tmp_path / embed.EMBED_META_FILE).write_text(json.dumps(meta))
+    assert embed.load(tmp_path, ids) is None
+    meta["model"] = embed.MODEL_NAME
+    (tmp_path / embed.EMBED_META_FILE).write_text(json.dumps(meta))
+    assert embed.load(tmp_path, ids).shape == (2, 384)  # the same files with a real name load
+
+
+def test_a_fifo_in_place_of_the_vectors_is_not_read(tmp_path):
+    import os
+
+    ids = ["a", "b"]
+    os.mkfifo(tmp_path / embed.EMBED_FILE)
+    meta = {"model": embed.MODEL_NAME, "dimensions": 384, "papers": 2, "ids_sha256": embed.ids_digest(ids)}
+    (tmp_path / embed.EMBED_META_FILE).write_text(json.dumps(meta))
+    assert embed.load(tmp_path, ids) is None  # returns at once: np.load on a FIFO waited for a writer forever

@@ -20,7 +20,7 @@ CACHE_HELP = "Cache folder (default: $KG_CACHE_DIR, else the user cache folder, 
 
 
 def cache_folder_option(command):  # noqa: ANN001, ANN201 - a click decorator
-    return click.option("--cache", "cache_dir", type=click.Path(file_okay=False), default=None, help=CACHE_HELP)(command)
+    return click.option("--cache", "cache_dir", type=click.Path(), default=None, help=CACHE_HELP)(command)  # a file: exit 16, as for builds
 
 
 @click.group()

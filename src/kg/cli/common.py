@@ -93,7 +93,7 @@ def cache_options(command: F) -> F:
     `kg.extract.cache_location.resolve_cache_dir`: --cache, else KG_CACHE_DIR, else the user cache folder)."""
     command = click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")(command)
     return click.option(
-        "--cache", "cache_dir", type=click.Path(file_okay=False), default=None,
+        "--cache", "cache_dir", type=click.Path(), default=None,  # a file there: kg.extract.cache_location says so, exit 16 like KG_CACHE_DIR
         help="Cache folder, shared by every build  [default: $KG_CACHE_DIR, else the user cache folder, e.g. ~/.cache/kg].",
     )(command)
 

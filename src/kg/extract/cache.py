@@ -57,6 +57,7 @@ TOUCH_SECONDS = 86_400
 SET_ASIDE_WAIT = 5.0  # seconds a damaged file waits for its other users to close it before it is moved
 # SQLite result codes that mean the file (or its schema) is damaged, not busy or unwritable.
 _DAMAGED = {"SQLITE_CORRUPT", "SQLITE_NOTADB", "SQLITE_FORMAT", "SQLITE_ERROR", "SQLITE_SCHEMA", "SQLITE_MISMATCH"}
+_NO_ROOM = {"SQLITE_FULL", "SQLITE_IOERR_WRITE", "SQLITE_IOERR_FSYNC", "SQLITE_IOERR_SHMSIZE"}  # the disk, not the file
 COMPANIONS = ("-wal", "-shm", "-journal")  # SQLite's side files, moved with the database
 
 
@@ -153,6 +154,12 @@ def fits_text(value: dict[str, Any], text: str, *, sources: Container[str], voca
 
 # -- the store --------------------------------------------------------------------------------
 
+def lenient_text(raw: bytes) -> str:
+    """SQLite text as str, invalid UTF-8 replaced: such a row then fails its checksum and is a
+    miss, where Python's default decoding raised on the first one and stopped every build."""
+    return raw.decode("utf-8", "replace")
+
+
 def _damaged(error: sqlite3.DatabaseError) -> bool:
     name = getattr(error, "sqlite_errorname", None)
     return name in _DAMAGED if name is not None else not isinstance(error, sqlite3.OperationalError)
@@ -235,8 +242,9 @@ class ExtractionCache:
         if not self._holders.share(BUSY_SECONDS):  # only `kg cache clear` or a set-aside holds it exclusively, briefly
             self._holders.close()
             raise CacheError(f"cannot use cache {self.path}: another kg process kept it locked for {BUSY_SECONDS} s")
+        self._db: sqlite3.Connection | None = None
         try:
-            self._db: sqlite3.Connection | None = self._open()
+            self._db = self._open()
         except BaseException:
             self._holders.close()
             raise
@@ -254,8 +262,12 @@ class ExtractionCache:
         self._holders.close()
 
     def _connect(self) -> sqlite3.Connection:
+        if self.path.exists() and not self.path.is_file():  # a folder or FIFO where the file goes: SQLite cannot open it
+            self._identity = _identity(self.path)
+            raise sqlite3.DatabaseError("it is not a file")  # damaged: moved aside like a file SQLite cannot read
         # isolation_level=None: no implicit transactions; writes use `_writing`, reads hold no lock.
         db = sqlite3.connect(self.path, timeout=BUSY_SECONDS, isolation_level=None)
+        db.text_factory = lenient_text
         try:
             self._identity = _identity(self.path)
             db.execute("PRAGMA journal_mode=WAL")  # readers beside the writer; kept in the file
@@ -278,6 +290,9 @@ class ExtractionCache:
         try:
             return self._connect()
         except sqlite3.DatabaseError as error:
+            if getattr(error, "sqlite_errorname", None) in _NO_ROOM:
+                self._go_without(error)
+                return None
             if not _damaged(error):
                 raise CacheError(f"cannot use cache {self.path}: {error}") from error
             if not self._move_aside(error):
@@ -380,9 +395,18 @@ class ExtractionCache:
                     self._db.executemany("INSERT OR REPLACE INTO extraction (key, checksum, payload, version, stamp) VALUES (?, ?, ?, ?, ?)", rows)
                 return
             except sqlite3.DatabaseError as error:
+                if getattr(error, "sqlite_errorname", None) in _NO_ROOM:
+                    self._go_without(error)
+                    return
                 if attempt == 2 or not _damaged(error):
                     raise CacheError(f"cannot write cache {self.path}: {error}") from error
                 self._recover(error)
+
+    def _go_without(self, error: sqlite3.DatabaseError) -> None:
+        """A full disk or quota: the cache only saves time, so the run goes on without it."""
+        self.unused = f"cache {self.path} cannot take more ({error}); going on without writing to it this time"
+        warnings.warn(self.unused, CacheUnused, stacklevel=4)
+        self.close()
 
     def _decode(self, checksum: str, payload: Any) -> Any | None:
         if not isinstance(payload, str) or _checksum(payload) != checksum:

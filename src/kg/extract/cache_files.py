@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kg.errors import CacheError
-from kg.extract.cache import BUSY_SECONDS, COMPANIONS, ExtractionCache, holders_lock
-from kg.extract.cache_location import CacheLocation
+from kg.extract.cache import BUSY_SECONDS, COMPANIONS, ExtractionCache, holders_lock, lenient_text
+from kg.extract.cache_location import CacheLocation, refuse_non_folder
 from kg.util.filelock import FileLock
 
 DAY = 86_400
@@ -81,6 +81,7 @@ def _set_aside(folder: Path, names: Collection[str]) -> tuple[Path, ...]:
 def _entries(path: Path) -> dict[str | None, int]:
     """Entries per version, read without changing the file (an old-schema file is not migrated)."""
     db = sqlite3.connect(path, timeout=BUSY_SECONDS)
+    db.text_factory = lenient_text
     try:
         columns = {row[1] for row in db.execute("PRAGMA table_info(extraction)")}
         if not columns:
@@ -94,6 +95,7 @@ def _entries(path: Path) -> dict[str | None, int]:
 
 def cache_report(location: CacheLocation, current: Mapping[str, Collection[str]]) -> CacheReport:
     """What the cache folder holds (nothing is created or changed)."""
+    refuse_non_folder(location)
     files = []
     for name, versions in current.items():
         path = location.path / name
@@ -111,6 +113,7 @@ def cache_report(location: CacheLocation, current: Mapping[str, Collection[str]]
 def prune_cache(location: CacheLocation, current: Mapping[str, Collection[str]], *, older_than_days: int | None = None) -> PruneReport:
     """Drop the entries of versions not in `current` (entries of unknown version stay) and, with
     `older_than_days`, those not written or used in that many days; then compact each file."""
+    refuse_non_folder(location)
     written_before = None if older_than_days is None else int(time.time()) - older_than_days * DAY
     dropped: dict[str, dict[str | None, int]] = {}
     freed = 0
@@ -132,6 +135,7 @@ def prune_cache(location: CacheLocation, current: Mapping[str, Collection[str]],
 def clear_cache(location: CacheLocation, names: Collection[str]) -> tuple[list[Path], int]:
     """Remove the cache files `names` (with their side files and the damaged files set aside):
     the paths removed and the bytes freed. `CacheError` if a build has one open."""
+    refuse_non_folder(location)
     removed: list[Path] = []
     freed = 0
     for name in names:

@@ -55,12 +55,17 @@ def resolve_cache_dir(option: str | os.PathLike[str] | None = None, *, no_cache:
     return CacheLocation(default_cache_dir(), "default")
 
 
+def refuse_non_folder(location: CacheLocation) -> None:
+    """`CacheFolderUnusable` if something other than a folder is where the cache folder goes."""
+    if location.path.exists() and not location.path.is_dir():
+        raise CacheFolderUnusable(location, "is not a folder")
+
+
 def check_cache_dir(location: CacheLocation) -> None:
     """Make the folder if missing and check a file can be written in it; `CacheFolderUnusable`
     (one line naming the folder and what chose it) if not. Called before a build writes anything."""
     path = location.path
-    if path.exists() and not path.is_dir():
-        raise CacheFolderUnusable(location, "is not a folder")
+    refuse_non_folder(location)
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as error:

