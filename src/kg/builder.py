@@ -280,7 +280,7 @@ def _write_outputs(
     from kg.html import HTML_FILE, write_html
 
     with clock.stage("Drawing page"):
-        write_html(graph, folder / HTML_FILE)
+        write_html(graph, folder / HTML_FILE, embeddings=embedded)  # related papers ranked as `kg related` ranks them
     # The related-papers index, so `kg related` answers without loading graph.json.
     from kg.related_work.rank import write_index
 

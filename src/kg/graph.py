@@ -28,6 +28,7 @@ import hashlib
 import json
 import os
 import re
+import weakref
 from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -186,6 +187,15 @@ def graph_stamp(path: str | os.PathLike[str]) -> dict[str, Any]:
     return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
 
 
+# The generation folder each loaded graph came from: what lies beside it (embeddings.npy) belongs to it.
+_LOADED_FROM: weakref.WeakKeyDictionary[nx.DiGraph, Path] = weakref.WeakKeyDictionary()
+
+
+def loaded_from(graph: nx.DiGraph) -> Path | None:
+    """The folder `load` read `graph` from (its generation), None for a graph built in memory."""
+    return _LOADED_FROM.get(graph)
+
+
 def load(directory: str | os.PathLike[str] = "out") -> nx.DiGraph:
     """Load a graph written by `kg build` from `directory` (or a path to graph.json)."""
     path = Path(directory)
@@ -201,7 +211,9 @@ def load(directory: str | os.PathLike[str] = "out") -> nx.DiGraph:
             data = json.load(handle)
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise GraphNotFound(f"{path} is not a kg graph file")
-        return from_json(data)
+        graph = from_json(data)
+        _LOADED_FROM[graph] = path.resolve().parent  # the generation, not the folder its link may move in
+        return graph
     except UnicodeDecodeError as error:
         raise GraphDamaged(f"{path} is damaged (not UTF-8 at byte {error.start:,})", folder=str(out)) from None
     except json.JSONDecodeError as error:

@@ -388,12 +388,13 @@ def test_each_paper_carries_its_related_papers_as_kg_related_ranks_them(make_gra
             continue
         expected = kg.related(graph, node["id"].removeprefix("paper:"), top=8)
         got = node["kg"]["related"]
-        assert [nodes[ref]["id"] for ref, _, _ in got] == [f"paper:{r.id}" for r in expected]
-        assert [score for _, score, _ in got] == [round(r.score, 1) for r in expected]
+        assert [nodes[ref]["id"] for ref, _, _, _ in got] == [f"paper:{r.id}" for r in expected]
+        assert [score for _, score, _, _ in got] == [round(r.score, 3) for r in expected]
         # The strongest shared concepts first, as references to concept nodes.
-        assert [[nodes[c]["id"] for c in why] for _, _, why in got] == [[f"concept:{x.concept}" for x in r.reasons[:3]] for r in expected]
+        assert [[nodes[c]["id"] for c in why] for _, _, why, _ in got] == [[f"concept:{x.concept}" for x in r.reasons[:3]] for r in expected]
+        assert all(similarity is None for *_, similarity in got)  # no embeddings: concepts alone
     p2 = next(node for node in nodes if node["id"] == "paper:p2")["kg"]
-    assert [nodes[ref]["id"] for ref, _, _ in p2["related"]] == ["paper:p3", "paper:p1"]  # ImageNet and GNN beat GNN alone
+    assert [nodes[ref]["id"] for ref, _, _, _ in p2["related"]] == ["paper:p3", "paper:p1"]  # ImageNet and GNN beat GNN alone
 
 
 def test_concepts_left_off_the_page_still_reach_the_panel(make_graph, tmp_path: Path) -> None:
@@ -460,6 +461,26 @@ def test_batch_ranker_ranks_exactly_as_rank(scoring) -> None:
     for paper in range(len(index.paper_ids)):
         for top, types in ((8, None), (3, ["TASK"]), (100, None)):
             assert ranker.rank(paper, top=top, types=types) == rank(index, paper, top=top, types=types)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_batch_ranker_fuses_embeddings_exactly_as_rank(seed) -> None:
+    """The page's related list in an --embed build is `kg related`'s: same papers, scores, reasons."""
+    import numpy as np
+
+    from kg.related_work.batch import Ranker
+    from kg.related_work.index import RelatedIndex
+    from kg.related_work.rank import rank
+
+    index = RelatedIndex.from_graph(_random_paper_graph(seed))
+    vectors = np.random.default_rng(seed).standard_normal((len(index.paper_ids), 16)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    ranker = Ranker(index)
+    for paper in range(len(index.paper_ids)):
+        for top, types in ((8, None), (3, ["TASK"]), (100, None)):
+            fused = ranker.rank(paper, top=top, types=types, embeddings=vectors)
+            assert fused == rank(index, paper, top=top, types=types, embeddings=vectors)
+            assert all(r.similarity is not None for r in fused)
 
 
 def test_a_concept_no_paper_reaches_does_not_stop_the_page(tmp_path):

@@ -227,3 +227,28 @@ def test_related_work_names_the_embeddings_file_as_kg_embed_does():
     from kg.related_work import rank as related_work
 
     assert related_work.EMBED_META_FILE == embed.EMBED_META_FILE
+
+
+def test_one_ranker_for_kg_related_the_api_and_the_page(embedded_out):
+    """`kg related DIR`, `kg.related(kg.load(DIR), …)` and the page's panel give the same list,
+    embeddings fused in all three (the page and the API used concepts alone before)."""
+    import re
+
+    from kg.related_work.rank import find_related
+
+    graph = kg.load(embedded_out)
+    page = (embedded_out / "graph.html").read_text(encoding="utf-8")
+    nodes = json.loads(re.search(r'<script id="kg-nodes" type="application/json">(.*?)</script>', page, re.S).group(1))
+    papers = [node for node in nodes if node["group"] == "paper"]
+    assert len(papers) == 38
+    for node in papers:
+        pid = node["id"].removeprefix("paper:")
+        command = find_related(embedded_out, pid, top=8)
+        assert command.signals == ("concepts", "embedding")
+        api = kg.related(graph, pid, top=8)
+        assert api == list(command.results)
+        got = node["kg"]["related"]
+        assert [nodes[ref]["id"] for ref, *_ in got] == [f"paper:{r.id}" for r in api]
+        assert [similarity for *_, similarity in got] == [round(r.similarity, 3) for r in api]
+    alone = kg.related(graph, "HippoRAG 2", top=8, use_embeddings=False)
+    assert alone and all(r.similarity is None for r in alone)

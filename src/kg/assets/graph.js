@@ -625,8 +625,13 @@
           var item = related.appendChild(el("li"));
           item.appendChild(chip(other, other.kg.title));
           var why = item.appendChild(el("div", "kg-why"));
-          why.appendChild(el("span", "kg-meta", "shares "));
-          entry[2].forEach(function (ref) { why.appendChild(chip(refs[ref])); });
+          // entry: [paper, score, [shared concepts], cosine of the abstracts or null]
+          if (entry[2].length) {
+            why.appendChild(el("span", "kg-meta", "shares "));
+            entry[2].forEach(function (ref) { why.appendChild(chip(refs[ref])); });
+          } else {
+            why.appendChild(el("span", "kg-meta", "similar abstract, no concept shared"));
+          }
         });
       }
       var grouped = conceptsByType(id);

@@ -203,16 +203,24 @@ def _node_records(
     return records
 
 
-def _panel_data(source: nx.DiGraph, graph: nx.DiGraph, records: list[dict[str, Any]], counts: dict[str, int]) -> dict[str, Any]:
-    """Fill each drawn paper's ``related`` ([paper, score, [concepts]]), ``more`` (concepts it
-    mentions that are not drawn) and ``more_proposed``; returns the extras and the hierarchy
-    (narrower, broader) among every concept referred to."""
+def _panel_data(
+    source: nx.DiGraph, graph: nx.DiGraph, records: list[dict[str, Any]], counts: dict[str, int], embeddings: Any = None
+) -> dict[str, Any]:
+    """Fill each drawn paper's ``related`` ([paper, score, [concepts], similarity or None]),
+    ``more`` (concepts it mentions that are not drawn) and ``more_proposed``; returns the extras
+    and the hierarchy (narrower, broader) among every concept referred to. Related papers are
+    ranked as `kg related` ranks them, with `embeddings` (a `kg.related_work.embed.Embeddings`)
+    or else the vectors stored beside the graph `kg.load` read."""
     from kg.related_work.batch import Ranker  # the ranking `kg related` uses, for many papers
-    from kg.related_work.rank import index_of
+    from kg.related_work.rank import graph_embeddings, index_of
 
     refs = _Refs(source, [record["id"] for record in records], counts)
     index = index_of(source)
     ranker = Ranker(index)
+    if embeddings is not None:
+        vectors = embeddings.vectors if tuple(embeddings.ids) == tuple(index.paper_ids) else None
+    else:
+        vectors = graph_embeddings(source, index)
     succ, nodes = dict(source.adjacency()), source.nodes  # plain dicts: no view per look-up
     number = {paper_key(pid): n for n, pid in enumerate(index.paper_ids)}
     for record in records:
@@ -221,9 +229,10 @@ def _panel_data(source: nx.DiGraph, graph: nx.DiGraph, records: list[dict[str, A
         key = record["id"]
         info = record["kg"]
         info["related"] = [
-            [refs(paper_key(result.id)), round(result.score, 1),
-             [refs(concept_key(reason.concept)) for reason in result.reasons[:RELATED_REASONS]]]
-            for result in ranker.rank(number[key], top=RELATED)
+            [refs(paper_key(result.id)), round(result.score, 3),
+             [refs(concept_key(reason.concept)) for reason in result.reasons[:RELATED_REASONS]],
+             None if result.similarity is None else round(result.similarity, 3)]
+            for result in ranker.rank(number[key], top=RELATED, embeddings=vectors)
         ]  # fmt: skip
         targets = succ[key]
         more = sorted(t for t in targets if t not in graph and nodes[t].get("kind") == "concept")
@@ -304,11 +313,14 @@ def render_html(
     focus: str | None = None,
     rings: Sequence[Sequence[str]] = (),
     seed: int = 0,
+    embeddings: Any = None,
 ) -> str:
     """The page for `graph` (already filtered) as a string. `source` is the whole graph it
     was cut from (related papers, concepts not drawn; default: `graph`), `counts` are papers
     per concept in it, `papers_available` how many papers the filters let through, `focus`
-    the key of a paper to open selected, drawn in the middle of `rings` of related papers."""
+    the key of a paper to open selected, drawn in the middle of `rings` of related papers;
+    `embeddings` (`kg.related_work.embed.Embeddings`) rank the related papers with the concepts
+    (default: the vectors stored beside the graph `kg.load` read, if any)."""
     import jinja2
     import markupsafe
     from pyvis.network import Network
@@ -322,7 +334,7 @@ def render_html(
     # Fill pyvis's lists directly: Network.from_nx is quadratic in the node count.
     positions = focus_layout(graph, focus, rings) if focus in graph else layout(graph, regions=regions, seed=seed)
     net.nodes = _node_records(graph, counts, positions, region_of)
-    panel = _panel_data(source, graph, net.nodes, counts)
+    panel = _panel_data(source, graph, net.nodes, counts, embeddings)
     number = {record["id"]: i for i, record in enumerate(net.nodes)}
     net.edges = _edge_records(graph, number)
     net.options = vis_options(nodes=len(net.nodes), edges=len(net.edges))
@@ -365,15 +377,17 @@ def write_html(
     types: Sequence[str] | None = None,
     min_papers: int | None = None,
     max_nodes: int = AUTO_MAX_NODES,
+    embeddings: Any = None,
 ) -> HtmlSummary:
-    """Filter the graph (see `select_subgraph`), render the page and write it atomically."""
+    """Filter the graph (see `select_subgraph`), render the page and write it atomically;
+    `embeddings` as for `render_html`."""
     with gc_paused():
         counts = concept_paper_counts(graph)
         selection = select_subgraph(graph, focus=focus, depth=depth, types=types, min_papers=min_papers, max_nodes=max_nodes, counts=counts)
         view = selection.graph
         page = render_html(
             view, min_papers=selection.min_papers, papers_available=selection.papers_available, counts=counts, source=graph,
-            focus=selection.focus, rings=selection.rings,
+            focus=selection.focus, rings=selection.rings, embeddings=embeddings,
         )
     with output_errors(path):
         write_text(path, page)

@@ -107,9 +107,10 @@ def select_subgraph(
 def _focus_nodes(graph: nx.DiGraph, centre: str, depth: int, wanted: set[str]) -> tuple[set[str], tuple[tuple[str, ...], ...]]:
     """The focus paper, its concepts, and `depth` rounds of related papers with the concepts
     that tie each to the paper it was found from; with the papers each round found, in rank order."""
-    from kg.related_work.rank import index_of, rank  # the ranking `kg related` uses
+    from kg.related_work.rank import graph_embeddings, index_of, rank  # the ranking `kg related` uses
 
     index = index_of(graph)
+    vectors = graph_embeddings(graph, index)
     number = {paper_key(pid): n for n, pid in enumerate(index.paper_ids)}
     keep = {centre}
     keep.update(t for t in graph.successors(centre) if graph.nodes[t].get("type") in wanted)
@@ -118,7 +119,7 @@ def _focus_nodes(graph: nx.DiGraph, centre: str, depth: int, wanted: set[str]) -
         top = FOCUS_RELATED[min(level, len(FOCUS_RELATED) - 1)]
         found = []
         for key in frontier:
-            for result in rank(index, number[key], top=top, types=wanted):
+            for result in rank(index, number[key], top=top, types=wanted, embeddings=vectors):
                 other = paper_key(result.id)
                 keep.update(f"concept:{reason.concept}" for reason in result.reasons[:FOCUS_REASONS])
                 if other not in keep:

@@ -5,7 +5,8 @@ loop over the postings of its concepts (~10 ms on 35,000 papers). `Ranker` does 
 sums with numpy: each posting's weight is computed once, and a query adds its concepts'
 weight products into a dense array in the same order as `RelatedIndex.concept_scores`, so
 every score is the same float, bit for bit, and the ranking (score, then paper id) is the
-same list. `kg related` answers one query and keeps the loop (no numpy import).
+same list; with embeddings both end in `kg.related_work.rank.fused`. `kg related` answers one
+query and keeps the loop (no numpy import without embeddings).
 """
 
 from __future__ import annotations
@@ -16,11 +17,11 @@ import numpy as np
 
 from kg.model import parse_types
 from kg.related_work.index import BROADER_BIT, RelatedIndex, idf_weight, term
-from kg.related_work.rank import RelatedPaper, related_paper
+from kg.related_work.rank import RelatedPaper, fused, related_paper
 
 
 class Ranker:
-    """`rank(index, paper, top=…, types=…)` for many papers of one index (no embeddings)."""
+    """`rank(index, paper, top=…, types=…, embeddings=…)` for many papers of one index."""
 
     def __init__(self, index: RelatedIndex) -> None:
         self.index = index
@@ -47,7 +48,7 @@ class Ranker:
         self.ids = index.paper_ids
         self._lengths = np.asarray(index.lengths, dtype=np.float64)
 
-    def rank(self, paper: int, *, top: int = 10, types: Iterable[str] | None = None) -> list[RelatedPaper]:
+    def rank(self, paper: int, *, top: int = 10, types: Iterable[str] | None = None, embeddings: np.ndarray | None = None) -> list[RelatedPaper]:
         if top < 1:
             return []
         index = self.index
@@ -55,6 +56,8 @@ class Ranker:
         dots, touched = self._dots(paper, terms)
         found = np.flatnonzero(touched)
         scores = dots[found]
+        if embeddings is not None:
+            return fused(index, paper, terms, found, scores, embeddings, top)
         if len(found) > top:  # every candidate scoring at least the top-th best; ties sort below
             keep = scores >= np.partition(scores, len(found) - top)[len(found) - top]
             found, scores = found[keep], scores[keep]

@@ -111,15 +111,26 @@ def rank(
 
     import numpy as np
 
+    candidates = np.fromiter(concept_scores.keys(), dtype=np.int64, count=len(concept_scores))
+    values = np.fromiter(concept_scores.values(), dtype=np.float64, count=len(concept_scores))
+    return fused(index, paper, terms, candidates, values, embeddings, top)
+
+
+def fused(index: RelatedIndex, paper: int, terms: dict, candidates: Any, values: Any, embeddings: Any, top: int) -> list[RelatedPaper]:
+    """The top papers by α · cosine + (1 − α) · concept score / the best one, where `candidates`
+    (paper numbers) have concept scores `values` (numpy arrays): `rank` and the page's
+    `kg.related_work.batch.Ranker` both end here, so they give the same list."""
+    import numpy as np
+
+    ids = index.paper_ids
     alpha = index.scoring["embed"]
     cosines = np.asarray(embeddings @ np.asarray(embeddings[paper], dtype=np.float32), dtype=np.float64)
     cosines[paper] = -np.inf
     scores = alpha * cosines
-    if concept_scores:
-        best_concepts = max(concept_scores.values())
-        candidates = np.fromiter(concept_scores.keys(), dtype=np.int64, count=len(concept_scores))
-        values = np.fromiter(concept_scores.values(), dtype=np.float64, count=len(concept_scores))
-        scores[candidates] += (1 - alpha) * values / best_concepts
+    concepts = np.zeros(len(ids))
+    if len(candidates):
+        concepts[candidates] = values
+        scores[candidates] += (1 - alpha) * values / values.max()
     # Everything scoring at least the top-th best, then an exact sort with the id tie-break.
     head = min(top, len(ids) - 1)
     if head < 1:
@@ -127,7 +138,7 @@ def rank(
     cut = -np.partition(-scores, head - 1)[head - 1]
     chosen = sorted((-float(scores[c]), ids[c], int(c)) for c in np.flatnonzero(scores >= cut))[:head]
     return [
-        related_paper(index, n, -negative, terms, concept_scores.get(n, 0.0), float(cosines[n]))
+        related_paper(index, n, -negative, terms, float(concepts[n]), float(cosines[n]))
         for negative, _, n in chosen
         if np.isfinite(negative)
     ]
@@ -165,15 +176,32 @@ def index_of(graph: nx.DiGraph) -> RelatedIndex:
     return index
 
 
-def related(graph: nx.DiGraph, paper: str, *, top: int = 10, types: Iterable[str] | None = None) -> list[RelatedPaper]:
-    """Papers related to `paper` (an id, a title or a title fragment) in a loaded graph, by
-    shared concepts (embeddings live beside the graph: `find_related` uses them).
+def related(
+    graph: nx.DiGraph, paper: str, *, top: int = 10, types: Iterable[str] | None = None, use_embeddings: bool = True
+) -> list[RelatedPaper]:
+    """Papers related to `paper` (an id, a title or a title fragment) in a loaded graph, ranked
+    as `kg related` ranks them: by shared concepts, fused with the embeddings the build wrote
+    beside the graph `kg.load` read (unless not `use_embeddings`).
 
     >>> g = kg.load("out")
     >>> [(r.id, round(r.score, 3)) for r in kg.related(g, "HippoRAG", top=3)]
     """
     index = index_of(graph)
-    return rank(index, lookup_of(index).find(paper), top=top, types=types)
+    vectors = graph_embeddings(graph, index) if use_embeddings else None
+    return rank(index, lookup_of(index).find(paper), top=top, types=types, embeddings=vectors)
+
+
+def graph_embeddings(graph: nx.DiGraph, index: RelatedIndex) -> Any:
+    """The vectors stored beside the graph's folder (`kg.graph.loaded_from`) if they belong to
+    exactly the index's papers, else None (a graph built in memory has none)."""
+    from kg.graph import loaded_from
+
+    folder = loaded_from(graph)
+    if folder is None or not (folder / EMBED_META_FILE).is_file():  # numpy is imported only then
+        return None
+    from kg.related_work import embed
+
+    return embed.load(folder, index.paper_ids)
 
 
 def find_related(
