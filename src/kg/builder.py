@@ -292,7 +292,7 @@ def _write_outputs(
 def current_cache_versions(recognizers: Sequence[str] = ()) -> dict[str, dict[str, str]]:
     """Per cache file, the versions this kg writes (version → what writes it): extraction with
     the shipped recognizer, with rules alone and with each of `recognizers` (model folders,
-    `kg.extract.pipeline.check_recognizer`), and the embedding model. `kg cache prune` keeps these."""
+    `kg.extract.pipeline.check_recognizer`), and every embedder's model. `kg cache prune` keeps these."""
     from kg.extract.cache import CACHE_FILE
     from kg.extract.pipeline import check_recognizer, pipeline_version
     from kg.related_work.embed import CACHE_FILE as EMBED_CACHE_FILE

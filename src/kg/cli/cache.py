@@ -56,7 +56,7 @@ def info(cache_dir: str | None, as_json: bool) -> None:
     """Where the cache is and why, its size, and its entries per file and version.
 
     Versions this kg writes are marked current (extraction with the shipped recognizer, with
-    rules alone, and the embedding model); `kg cache prune` drops the others.
+    rules alone, and every embedder's model); `kg cache prune` drops the others.
     """
     from kg.builder import current_cache_versions
     from kg.extract.cache_files import cache_report
