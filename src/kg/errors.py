@@ -155,6 +155,8 @@ class CacheFolderUnusable(CacheError):
     """The cache folder cannot be made or written. `location` (a `CacheLocation`) is the folder
     and what chose it, `problem` what is wrong; the CLI names its own option and how to choose another."""
 
+    offer_no_cache = True  # False where the command has no way to run without a cache (`kg cache …`)
+
     def __init__(self, location: object, problem: str) -> None:
         self.location = location
         self.problem = problem

@@ -201,5 +201,21 @@ def test_a_file_where_the_cache_folder_goes_is_one_error_line(capsys, tmp_path, 
     assert capsys.readouterr().err.startswith(f"Error: cache folder {blocker} (from KG_CACHE_DIR) is not a folder")
     monkeypatch.delenv("KG_CACHE_DIR")
     assert main(["cache", *command, "--cache", str(blocker)]) == ExitCode.CACHE_ERROR
-    assert capsys.readouterr().err.startswith(f"Error: cache folder {blocker} (from --cache) is not a folder")
+    err = capsys.readouterr().err
+    assert err == f"Error: cache folder {blocker} (from --cache) is not a folder; choose another with --cache DIR or KG_CACHE_DIR\n"
     assert blocker.read_text() == "mine"
+
+
+def test_info_on_a_read_only_folder_says_a_build_stops_not_that_it_moves_the_file(tmpfs, tmp_path, capsys, monkeypatch):
+    import subprocess
+
+    disk = tmpfs(1024)
+    cache = disk / "kg"
+    fill(cache, "v1", ["a", "b"])
+    subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
+    monkeypatch.setenv("KG_CACHE_DIR", str(cache))
+    assert main(["cache", "info"]) == 0
+    out = capsys.readouterr().out
+    assert "a build stops on it too" in out and "moves it aside" not in out
+    assert main(["build", "seeds-never-read", "-o", str(tmp_path / "out")]) == ExitCode.CACHE_ERROR  # before reading any input
+    assert "cannot be written" in capsys.readouterr().err

@@ -409,3 +409,26 @@ def test_focus_page_opens_on_the_paper_with_its_related_papers(open_page) -> Non
     for node_id in page.drawn_nodes():
         x, y = page.node_point(node_id)
         assert left < x < right, node_id
+
+
+def test_a_related_paper_that_rests_on_the_abstracts_alone_says_so(open_page, make_graph) -> None:
+    """With embeddings, a related paper may share no concept: the panel says why it is there in
+    words, not with an empty "shares"."""
+    import numpy as np
+
+    from kg.related_work.embed import Embeddings
+    from kg.related_work.index import RelatedIndex
+
+    graph = make_graph()
+    graph.add_node("paper:p4", **{**graph.nodes["paper:p1"], "id": "p4", "title": "A paper on its own"})
+    graph.add_node("concept:task/alone", kind="concept", id="task/alone", label="a task of its own", type="TASK")
+    graph.add_edge("paper:p4", "concept:task/alone", kind="mentions", role="used", mentions=1)
+    ids = RelatedIndex.from_graph(graph).paper_ids
+    vectors = np.eye(len(ids), 8, dtype=np.float32)
+    vectors[ids.index("p4")] = vectors[ids.index("p2")] + 0.01  # p4's abstract reads like p2's
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    page = open_page(graph, embeddings=Embeddings(tuple(ids), vectors))
+    page.js("kgFocus('paper:p2')")
+    related = page.js("[...document.querySelectorAll('#kg-panel .kg-related > li')].map(li => li.textContent)")
+    assert related[0] == "A paper on its ownsimilar abstract, no concept shared"
+    assert all("shares " in text for text in related[1:]) and len(related) == 3

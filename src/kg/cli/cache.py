@@ -34,10 +34,16 @@ def cache() -> None:
 
 
 def _location(cache_dir: str | None) -> CacheLocation:
-    from kg.extract.cache_location import resolve_cache_dir
+    from kg.errors import CacheFolderUnusable
+    from kg.extract.cache_location import refuse_non_folder, resolve_cache_dir
 
     location = resolve_cache_dir(cache_dir)
     assert location is not None  # only no_cache gives None
+    try:
+        refuse_non_folder(location)
+    except CacheFolderUnusable as error:
+        error.offer_no_cache = False  # these commands have no --no-cache to offer
+        raise
     return location
 
 
@@ -96,7 +102,8 @@ def render_report(report: CacheReport, current: dict[str, dict[str, str]]) -> st
         if not f.exists:
             lines.append(f"{f.name}  none yet")
         elif f.problem is not None:
-            lines.append(f"{f.name}  {human_size(f.size)}, cannot be read ({f.problem}): the next build moves it aside")
+            then = "the next build moves it aside" if f.damaged else "a build stops on it too"
+            lines.append(f"{f.name}  {human_size(f.size)}, cannot be read ({f.problem}): {then}")
         else:
             lines.append(f"{f.name}  {f.entries:,} entries, {human_size(f.size)}")
         for version, count in _ordered(f.by_version):

@@ -168,7 +168,8 @@ def error_text(error: KgError) -> str:
         return f"{error.message}; run `kg build INPUT… -o {error.folder}` first"
     if isinstance(error, CacheFolderUnusable):
         why = "from --cache" if error.location.source == "option" else error.location.why
-        return f"cache folder {error.location.path} ({why}) {error.problem}; choose another with --cache DIR or KG_CACHE_DIR, or run without one: --no-cache"
+        bypass = ", or run without one: --no-cache" if error.offer_no_cache else ""
+        return f"cache folder {error.location.path} ({why}) {error.problem}; choose another with --cache DIR or KG_CACHE_DIR{bypass}"
     if isinstance(error, OutputLocked):
         return f"{error.message}; wait for it to finish, or build into another folder (-o DIR)"
     if isinstance(error, InputError) and error.skippable:

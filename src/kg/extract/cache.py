@@ -160,7 +160,9 @@ def lenient_text(raw: bytes) -> str:
     return raw.decode("utf-8", "replace")
 
 
-def _damaged(error: sqlite3.DatabaseError) -> bool:
+def is_damage(error: sqlite3.DatabaseError) -> bool:
+    """Whether SQLite's error means the file is damaged (moved aside and started anew), not
+    busy, unwritable or missing."""
     name = getattr(error, "sqlite_errorname", None)
     return name in _DAMAGED if name is not None else not isinstance(error, sqlite3.OperationalError)
 
@@ -293,7 +295,7 @@ class ExtractionCache:
             if getattr(error, "sqlite_errorname", None) in _NO_ROOM:
                 self._go_without(error)
                 return None
-            if not _damaged(error):
+            if not is_damage(error):
                 raise CacheError(f"cannot use cache {self.path}: {error}") from error
             if not self._move_aside(error):
                 return None
@@ -335,7 +337,7 @@ class ExtractionCache:
 
     def _recover(self, error: sqlite3.DatabaseError) -> None:
         """The file turned out damaged while in use: set it aside and go on with a new one."""
-        if not _damaged(error):
+        if not is_damage(error):
             raise CacheError(f"cannot use cache {self.path}: {error}") from error
         if self._db is not None:
             self._db.close()
@@ -398,7 +400,7 @@ class ExtractionCache:
                 if getattr(error, "sqlite_errorname", None) in _NO_ROOM:
                     self._go_without(error)
                     return
-                if attempt == 2 or not _damaged(error):
+                if attempt == 2 or not is_damage(error):
                     raise CacheError(f"cannot write cache {self.path}: {error}") from error
                 self._recover(error)
 

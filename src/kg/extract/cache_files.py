@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kg.errors import CacheError
-from kg.extract.cache import BUSY_SECONDS, COMPANIONS, ExtractionCache, holders_lock, lenient_text
+from kg.extract.cache import BUSY_SECONDS, COMPANIONS, ExtractionCache, holders_lock, is_damage, lenient_text
 from kg.extract.cache_location import CacheLocation, refuse_non_folder
 from kg.util.filelock import FileLock
 
@@ -28,7 +28,8 @@ CLEAR_WAIT = 2.0  # seconds `clear` waits for a build to close a file before it 
 class CacheFileReport:
     """One cache file: its size on disk (with SQLite's side files), its entries per version
     (None: not known, a row from before kg recorded versions) and this kg's current versions.
-    `problem`: why it could not be read (the next build sets it aside); `exists`: False if absent."""
+    `problem`: why it could not be read; `damaged`: whether that is damage the next build sets
+    aside (else, say a read-only folder, the build stops on it too); `exists`: False if absent."""
 
     name: str
     path: Path
@@ -37,6 +38,7 @@ class CacheFileReport:
     by_version: dict[str | None, int]
     current: tuple[str, ...]
     problem: str | None = None
+    damaged: bool = False
 
     @property
     def entries(self) -> int:
@@ -103,10 +105,10 @@ def cache_report(location: CacheLocation, current: Mapping[str, Collection[str]]
             files.append(CacheFileReport(name, path, False, 0, {}, tuple(sorted(versions))))
             continue
         try:
-            by_version, problem = _entries(path), None
+            by_version, problem, damaged = _entries(path), None, False
         except sqlite3.DatabaseError as error:
-            by_version, problem = {}, str(error)
-        files.append(CacheFileReport(name, path, True, file_size(path), by_version, tuple(sorted(versions)), problem))
+            by_version, problem, damaged = {}, str(error), is_damage(error)
+        files.append(CacheFileReport(name, path, True, file_size(path), by_version, tuple(sorted(versions)), problem, damaged))
     return CacheReport(location, tuple(files), _set_aside(location.path, list(current)))
 
 
