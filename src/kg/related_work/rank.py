@@ -197,7 +197,12 @@ def graph_embeddings(graph: nx.DiGraph, index: RelatedIndex) -> Any:
     from kg.graph import loaded_from
 
     folder = loaded_from(graph)
-    if folder is None or not (folder / EMBED_META_FILE).is_file():  # numpy is imported only then
+    return None if folder is None else stored_embeddings(folder, index)
+
+
+def stored_embeddings(folder: Path, index: RelatedIndex) -> Any:
+    """The vectors a build stored in `folder` if they belong to exactly the index's papers, else None."""
+    if not (folder / EMBED_META_FILE).is_file():  # numpy is imported only when there are vectors
         return None
     from kg.related_work import embed
 
@@ -217,11 +222,7 @@ def find_related(
     view = resolve(directory)  # one generation for the index, the graph and the vectors
     index, source = open_index(view)
     number = lookup_of(index).find(paper)
-    vectors = None
-    if use_embeddings and view.file(EMBED_META_FILE).is_file():  # numpy is imported only then
-        from kg.related_work import embed
-
-        vectors = embed.load(view.folder, index.paper_ids)
+    vectors = stored_embeddings(view.folder, index) if use_embeddings else None
     results = rank(index, number, top=top, types=types, embeddings=vectors)
     signals = ("concepts", "embedding") if vectors is not None else ("concepts",)
     return RelatedResult(index.paper_ids[number], index.titles[number], tuple(results), source, signals)
