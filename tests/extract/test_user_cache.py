@@ -285,6 +285,32 @@ def test_many_processes_write_one_cache_at_once(tmp_path):
     assert not any(".damaged-" in p.name for p in tmp_path.iterdir())
 
 
+def _open_at_once(folder: str, start, failures) -> None:
+    start.wait()
+    try:
+        with ExtractionCache(folder) as cache:
+            cache.put_many({f"k{os.getpid()}": VALUE})
+    except CacheError as error:
+        failures.put(str(error))
+
+
+def test_processes_opening_a_new_cache_at_the_same_moment_all_use_it(tmp_path):
+    """Switching a new file to WAL needs it alone, and SQLite refused ("database is locked")
+    without waiting when another process had it open: two builds starting on a new cache
+    failed (1 in ~100 in CI). 40 rounds of 4 processes released together on a new folder."""
+    context = multiprocessing.get_context("fork")
+    failures = context.Queue()
+    for round_ in range(40):
+        folder, start = tmp_path / f"r{round_}", context.Barrier(4)
+        workers = [context.Process(target=_open_at_once, args=(str(folder), start, failures)) for _ in range(4)]
+        for process in workers:
+            process.start()
+        for process in workers:
+            process.join(timeout=120)
+        assert [p.exitcode for p in workers] == [0] * 4
+    assert failures.empty(), failures.get()
+
+
 # ---- builds sharing the cache --------------------------------------------------------------
 
 

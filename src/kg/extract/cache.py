@@ -167,6 +167,21 @@ def is_damage(error: sqlite3.DatabaseError) -> bool:
     return name in _DAMAGED if name is not None else not isinstance(error, sqlite3.OperationalError)
 
 
+def _use_wal(db: sqlite3.Connection) -> None:
+    """WAL mode (readers beside the writer; kept in the file once set). Switching needs the file
+    to itself and SQLite answers "database is locked" at once, without the busy timeout, when
+    another process has it open (two builds starting on a new cache): so wait here, as a write would."""
+    deadline = time.monotonic() + BUSY_SECONDS
+    while db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return  # switched, or a mode SQLite keeps (a read-only file): as before, use it as it is
+        except sqlite3.OperationalError as error:
+            if getattr(error, "sqlite_errorname", None) not in ("SQLITE_BUSY", "SQLITE_LOCKED") or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
+
+
 class _WrongShape(sqlite3.DatabaseError):
     """The file is a database, but its extraction table is not the one kg writes."""
 
@@ -272,7 +287,7 @@ class ExtractionCache:
         db.text_factory = lenient_text
         try:
             self._identity = _identity(self.path)
-            db.execute("PRAGMA journal_mode=WAL")  # readers beside the writer; kept in the file
+            _use_wal(db)
             db.execute("PRAGMA synchronous=NORMAL")  # still consistent in WAL; a power cut may lose the last commits, which a cache can afford
             db.execute(_SCHEMA)
             columns = _columns(db)
