@@ -107,7 +107,7 @@ def tokenize(text: str, stop: frozenset[str]) -> list[str]:
     return [token for token in re.findall(r"(?u)\b\w\w+\b", text.lower()) if token not in stop]
 
 
-# Scoring variants for --variants (each changes one parameter of kg.related_work.index.SCORING).
+# Concept-score variants for --variants (each changes one parameter of kg.related_work.index.SCORING; ranked by concepts alone).
 VARIANTS: dict[str, dict[str, float]] = {
     "old formula (log tf, no broader, no norm)": {"k": 0.0, "broader": 0.0, "b": 0.0},
     "  tf 1 + ln m": {"k": 0.0},
@@ -124,7 +124,14 @@ VARIANTS: dict[str, dict[str, float]] = {
     "  idf^2": {"idf_power": 2.0},
     "  roles equal": {"proposed": 1.0},
 }
-EMBED_WEIGHTS = (0.5, 0.7, 0.8, 0.9)
+# Fusion weights for --variants (concepts, lexical, embedding; kg rescales them to sum to 1).
+FUSION_WEIGHTS = [
+    {"concepts": c, "lexical": w, "embedding": e}
+    for c, w, e in ((0.03, 0.45, 0.52), (0, 0.45, 0.55), (0.06, 0.45, 0.49), (0.03, 0.35, 0.62), (0.03, 0.55, 0.42), (0.1, 0.4, 0.5), (0.2, 0.8, 0), (0.05, 0.95, 0), (0.1, 0.9, 0))
+]
+KG_DEFAULT = "kg default (concepts + words + embedding)"
+KG_NO_EXTRA = "kg without the embed extra (concepts + words)"
+KG_CONCEPTS = "kg concepts only"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -185,22 +192,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     rankers: dict[str, Callable[[int], list[int]]] = {}
     number_of = {pid: n for n, pid in enumerate(ids)}
 
-    def kg_ranker(ix: RelatedIndex, with_vectors: bool) -> Callable[[int], list[int]]:
-        v = vectors if with_vectors else None
-        return lambda q: [number_of[r.id] for r in rank(ix, q, top=TOP, embeddings=v)]
+    def kg_ranker(ix: RelatedIndex, with_vectors: bool, signals: tuple[str, ...] | None = None, m: np.ndarray | None = None) -> Callable[[int], list[int]]:
+        v = (vectors if m is None else m) if with_vectors else None
+        return lambda q: [number_of[r.id] for r in rank(ix, q, top=TOP, embeddings=v, signals=signals)]
 
-    rankers["kg (concepts)"] = kg_ranker(index, False)
     if vectors is not None:
-        rankers["kg + embeddings"] = kg_ranker(index, True)
+        rankers[KG_DEFAULT] = kg_ranker(index, True)
+    rankers[KG_NO_EXTRA] = kg_ranker(index, False)
+    rankers[KG_CONCEPTS] = kg_ranker(index, False, ("concepts",))
+    rankers["kg words alone (its BM25)"] = kg_ranker(index, False, ("lexical",))
+    if vectors is not None:
+        rankers["kg without concepts (words + embedding)"] = kg_ranker(index, True, ("lexical", "embedding"))
+        rankers["kg without words (concepts + embedding)"] = kg_ranker(index, True, ("concepts", "embedding"))
     others = {name: other_vectors(file, len(ids)) for name, _, file in (item.partition("=") for item in args.vectors)}
     for name, other in others.items():
-        rankers[f"kg + {name}"] = (lambda m: lambda q: [number_of[r.id] for r in rank(index, q, top=TOP, embeddings=m)])(other)
+        rankers[f"kg + {name}"] = kg_ranker(index, True, None, other)
     if args.variants:
         for name, change in VARIANTS.items():
-            rankers[name] = kg_ranker(RelatedIndex.from_graph(graph, scoring=change), False)
-        if vectors is not None:
-            for alpha in EMBED_WEIGHTS:
-                rankers[f"  + embeddings α={alpha:g}"] = kg_ranker(RelatedIndex.from_graph(graph, scoring={"embed": alpha}), True)
+            rankers[name] = kg_ranker(RelatedIndex.from_graph(graph, scoring=change), False, ("concepts",))
+        for weights in FUSION_WEIGHTS:
+            if vectors is None and weights["embedding"]:
+                continue
+            label = "  fusion " + ", ".join(f"{k} {v:g}" for k, v in weights.items())
+            rankers[label] = kg_ranker(RelatedIndex.from_graph(graph, scoring=weights), True)
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, TfidfVectorizer
 
     tfidf = TfidfVectorizer(stop_words="english", sublinear_tf=True).fit_transform(texts)
@@ -233,25 +247,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         tick = time.perf_counter()
         per_query[name] = np.array([metrics(ranker(q), relevant[q]) for q in queries])
         seconds[name] = (time.perf_counter() - tick) / len(queries)
-    print(f"\n{'method':<44} {'nDCG@10':>8} {'[95% CI]':>17} {'MAP@10':>8} {'s/query':>8}   nDCG@10 − TF-IDF [95% CI]")
+    print(f"\n{'method':<46} {'nDCG@10':>8} {'[95% CI]':>17} {'MAP@10':>8} {'s/query':>8}   nDCG@10 − TF-IDF [95% CI]")
     for name in rankers:
         ndcg, ap = per_query[name].mean(axis=0)
         low, high = interval(per_query[name][:, 0])
         against = "" if name == "TF-IDF cosine" else versus(per_query, name, "TF-IDF cosine")
-        print(f"{name:<44} {ndcg:>8.4f} [{low:.4f}, {high:.4f}] {ap:>8.4f} {seconds[name]:>8.4f}   {against}")
-    if "kg + embeddings" in per_query:
-        print("\nkg + embeddings against each baseline (nDCG@10 difference [95% CI], ratio):")
-        for baseline in ("kg (concepts)", "TF-IDF cosine", "BM25", "MiniLM alone"):
-            print(f"  vs {baseline:<16} {versus(per_query, 'kg + embeddings', baseline)}")
+        print(f"{name:<46} {ndcg:>8.4f} [{low:.4f}, {high:.4f}] {ap:>8.4f} {seconds[name]:>8.4f}   {against}")
+    for kg_name in (KG_DEFAULT, KG_NO_EXTRA, KG_CONCEPTS):
+        if kg_name not in per_query:
+            continue
+        print(f"\n{kg_name} against each baseline (nDCG@10 difference [95% CI], ratio):")
+        for baseline in ("TF-IDF cosine", "BM25", "MiniLM alone"):
+            if baseline in per_query:
+                print(f"  vs {baseline:<16} {versus(per_query, kg_name, baseline)}")
+    if KG_DEFAULT in per_query:
         for name in others:
-            print(f"  kg + {name} vs kg + embeddings: {versus(per_query, f'kg + {name}', 'kg + embeddings')}")
+            print(f"  kg + {name} vs kg default: {versus(per_query, f'kg + {name}', KG_DEFAULT)}")
             print(f"  {name} alone vs MiniLM alone: {versus(per_query, f'{name} alone', 'MiniLM alone')}")
     groups = sorted({venues[q] for q in queries})
     print(f"\nnDCG@10 by venue of the query paper ({', '.join(f'{v} n={per_venue[v]}' for v in groups)}):")
-    for name in ("kg (concepts)", "kg + embeddings", "TF-IDF cosine", "BM25", "MiniLM alone"):
+    for name in (KG_DEFAULT, KG_NO_EXTRA, KG_CONCEPTS, "TF-IDF cosine", "BM25", "MiniLM alone"):
         if name in per_query:
             cells = [f"{v} {per_query[name][[venues[q] == v for q in queries], 0].mean():.4f}" for v in groups]
-            print(f"  {name:<26} " + "  ".join(cells))
+            print(f"  {name:<46} " + "  ".join(cells))
     return 0
 
 

@@ -388,13 +388,14 @@ def test_each_paper_carries_its_related_papers_as_kg_related_ranks_them(make_gra
             continue
         expected = kg.related(graph, node["id"].removeprefix("paper:"), top=8)
         got = node["kg"]["related"]
-        assert [nodes[ref]["id"] for ref, _, _, _ in got] == [f"paper:{r.id}" for r in expected]
-        assert [score for _, score, _, _ in got] == [round(r.score, 3) for r in expected]
+        assert [nodes[entry[0]]["id"] for entry in got] == [f"paper:{r.id}" for r in expected]
+        assert [entry[1] for entry in got] == [round(r.score, 3) for r in expected]
         # The strongest shared concepts first, as references to concept nodes.
-        assert [[nodes[c]["id"] for c in why] for _, _, why, _ in got] == [[f"concept:{x.concept}" for x in r.reasons[:3]] for r in expected]
-        assert all(similarity is None for *_, similarity in got)  # no embeddings: concepts alone
+        assert [[nodes[c]["id"] for c in entry[2]] for entry in got] == [[f"concept:{x.concept}" for x in r.reasons[:3]] for r in expected]
+        assert all(entry[3] is None for entry in got)  # no embeddings: concepts and words
+        assert [entry[4:] for entry in got] == [[list(r.words), r.lead] for r in expected]
     p2 = next(node for node in nodes if node["id"] == "paper:p2")["kg"]
-    assert [nodes[ref]["id"] for ref, _, _, _ in p2["related"]] == ["paper:p3", "paper:p1"]  # ImageNet and GNN beat GNN alone
+    assert [nodes[entry[0]]["id"] for entry in p2["related"]] == ["paper:p3", "paper:p1"]  # ImageNet and GNN beat GNN alone
 
 
 def test_concepts_left_off_the_page_still_reach_the_panel(make_graph, tmp_path: Path) -> None:

@@ -430,5 +430,5 @@ def test_a_related_paper_that_rests_on_the_abstracts_alone_says_so(open_page, ma
     page = open_page(graph, embeddings=Embeddings(tuple(ids), vectors))
     page.js("kgFocus('paper:p2')")
     related = page.js("[...document.querySelectorAll('#kg-panel .kg-related > li')].map(li => li.textContent)")
-    assert related[0] == "A paper on its ownsimilar abstract, no concept shared"
+    assert related[0] == "A paper on its ownsimilar abstract, no word in common"
     assert all("shares " in text for text in related[1:]) and len(related) == 3

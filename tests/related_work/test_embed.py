@@ -177,19 +177,21 @@ def test_rdf_has_scored_similarity_links_that_validate(embedded_out, shacl_shape
 def test_kg_related_fuses_and_says_so(embedded_out, capsys):
     assert main(["related", "HippoRAG 2", "--graph", str(embedded_out), "--top", "5"]) == 0
     text = capsys.readouterr().out.splitlines()
-    assert text[1] == "  by shared concepts and embedding similarity"
-    assert any(line.strip().startswith("similarity 0.") for line in text)
+    assert text[1] == "  by shared concepts, shared words and embedding similarity"
+    # Every result says in words what carried it: never a bare similarity number.
+    why = [line.strip() for line in text if line.strip().startswith(("similar abstract (0.", "shared words: "))]
+    assert len(why) == 5 and not any(line.strip().startswith("similarity") for line in text)
     assert main(["related", "HippoRAG 2", "--graph", str(embedded_out), "--top", "5", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["signals"] == ["concepts", "embedding"]
+    assert data["signals"] == ["concepts", "lexical", "embedding"]
     for result in data["results"]:
-        assert set(result["signals"]) == {"concepts", "embedding"}
+        assert set(result["signals"]) == {"concepts", "lexical", "embedding"}
         assert -1 <= result["signals"]["embedding"] <= 1
         assert result["signals"]["concepts"] == pytest.approx(sum(r["contribution"] for r in result["reasons"]))
     scores = [r["score"] for r in data["results"]]
     assert scores == sorted(scores, reverse=True)
     assert main(["related", "HippoRAG 2", "--graph", str(embedded_out), "--no-embeddings", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["signals"] == ["concepts"]
+    assert json.loads(capsys.readouterr().out)["signals"] == ["concepts", "lexical"]
 
 
 def test_kg_related_needs_neither_torch_nor_the_extra(embedded_out):
@@ -244,11 +246,37 @@ def test_one_ranker_for_kg_related_the_api_and_the_page(embedded_out):
     for node in papers:
         pid = node["id"].removeprefix("paper:")
         command = find_related(embedded_out, pid, top=8)
-        assert command.signals == ("concepts", "embedding")
+        assert command.signals == ("concepts", "lexical", "embedding")
         api = kg.related(graph, pid, top=8)
         assert api == list(command.results)
         got = node["kg"]["related"]
         assert [nodes[ref]["id"] for ref, *_ in got] == [f"paper:{r.id}" for r in api]
-        assert [similarity for *_, similarity in got] == [round(r.similarity, 3) for r in api]
+        assert [entry[3] for entry in got] == [round(r.similarity, 3) for r in api]
+        assert [entry[4:] for entry in got] == [[list(r.words), r.lead] for r in api]
     alone = kg.related(graph, "HippoRAG 2", top=8, use_embeddings=False)
     assert alone and all(r.similarity is None for r in alone)
+
+
+def test_kg_related_text_embeds_the_text_like_the_stored_vectors(embedded_out, capsys):
+    """A paper's own text, embedded by the model that made the stored vectors, is the paper."""
+    from kg.related_work.rank import find_related_text, open_index
+
+    index, _ = open_index(embedded_out)
+    graph = kg.load(embedded_out)
+    number = 7
+    paper = graph.nodes[f"paper:{index.paper_ids[number]}"]
+    text = paper["abstract"] if paper.get("title_derived") else f"{paper['title']}. {paper['abstract']}"  # as the build embeds it
+    found = find_related_text(embedded_out, text, top=3)
+    assert found.signals == ("concepts", "lexical", "embedding") and found.warnings == ()
+    assert found.results[0].id == index.paper_ids[number]
+    assert found.results[0].similarity == pytest.approx(1.0, abs=1e-3)
+
+
+def test_kg_related_text_without_the_extra_warns_and_ranks_without_embeddings(embedded_out, capsys, monkeypatch):
+    monkeypatch.setattr(embed, "available", lambda name=None: False)
+    assert main(["related", "--text", "Retrieval-augmented generation with long-term memory for LLMs.", "--graph", str(embedded_out), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err.startswith("Warning: embedding the text needs the embed extra")
+    data = json.loads(captured.out)
+    assert data["signals"] == ["concepts", "lexical"] and data["results"]
+    assert data["warnings"] == [captured.err.removeprefix("Warning: ").strip()]

@@ -112,7 +112,7 @@ def test_build_with_another_embedder_and_related_uses_it(tmp_path, seeds, capsys
     assert main(["build", str(seeds), "-o", str(out), "--embedder", "torch", "-q"]) == 0
     assert json.loads((out / embed.EMBED_META_FILE).read_text())["model"] == embed.EMBEDDERS["torch"].model
     assert main(["related", "HippoRAG 2", "--graph", str(out), "--top", "3", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["signals"] == ["concepts", "embedding"]
+    assert json.loads(capsys.readouterr().out)["signals"] == ["concepts", "lexical", "embedding"]
     graph = kg.load(out)
     assert len([1 for *_, d in graph.edges(data=True) if d.get("kind") == "similar"]) == 38 * embed.NEIGHBOURS
 

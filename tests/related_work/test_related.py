@@ -121,7 +121,7 @@ def out(tmp_path: Path, graph: nx.DiGraph) -> Path:
 
 
 def test_rag_papers_find_each_other_with_reasons(graph):
-    results = kg.related(graph, "p1", top=10)
+    results = kg.related(graph, "p1", top=10, signals=("concepts",))
     assert [r.id for r in results] == ["p2", "p3", "p6", "p7"]
     expected = expected_scores("p1")
     for result in results:
@@ -140,7 +140,7 @@ def test_rag_papers_find_each_other_with_reasons(graph):
 
 def test_every_query_matches_the_formula(graph):
     for pid in LINKS:
-        got = {r.id: r.score for r in kg.related(graph, pid, top=100)}
+        got = {r.id: r.score for r in kg.related(graph, pid, top=100, signals=("concepts",))}
         assert got == pytest.approx(expected_scores(pid), rel=1e-12)
 
 
@@ -151,7 +151,7 @@ def test_proposed_counts_more_than_used():
         "c": [("method/kan", "used", 1), ("method/llm", "used", 1)],
     }
     g = graph_of(links, {k: f"Paper {k}" for k in links})
-    ranked = kg.related(g, "a")
+    ranked = kg.related(g, "a", signals=("concepts",))
     assert [r.id for r in ranked] == ["b", "c"]  # b proposes what a uses; c only uses it
     idf = math.log(1 + 3 / 3)
     assert [r.score for r in ranked] == pytest.approx([1.5 * idf**2 + idf**2, 2 * idf**2])
@@ -233,13 +233,15 @@ def test_types_filter_counts_only_those_concepts(graph):
     results = kg.related(graph, "p4", types=["TASK"])
     assert [r.id for r in results] == ["p5"]
     assert [r.concept for r in results[0].reasons] == ["task/anomaly-detection"]
-    assert [r.id for r in kg.related(graph, "p1", types=["DATASET"])] == []
+    assert [r.id for r in kg.related(graph, "p1", types=["DATASET"], signals=("concepts",))] == []
+    # The types restrict the concepts; the words still count.
+    assert [r.reasons for r in kg.related(graph, "p1", types=["DATASET"])] == [(), (), ()]
     with pytest.raises(ValueError, match="unknown concept type 'TOOL'"):
         kg.related(graph, "p1", types=["TOOL"])
 
 
 def test_top_limits_and_no_concepts(graph):
-    assert [r.id for r in kg.related(graph, "p1", top=2)] == ["p2", "p3"]
+    assert [r.id for r in kg.related(graph, "p1", top=2, signals=("concepts",))] == ["p2", "p3"]
     graph.add_node("paper:lonely", kind="paper", id="lonely", title="A paper with no concepts")
     assert kg.related(graph, "lonely") == []
 
@@ -293,31 +295,34 @@ def test_not_found_suggests_closest_titles(graph):
 
 
 def test_cli_text(out, capsys):
-    assert main(["related", "HippoRAG", "--graph", str(out), "--top", "2", "--reasons", "2"]) == 0
+    assert main(["related", "HippoRAG", "--graph", str(out), "--top", "2", "--reasons", "2", "--concepts-only"]) == 0
     lines = capsys.readouterr().out.splitlines()
     s2, s3 = (f"{expected_scores('p1')[p]:.3f}" for p in ("p2", "p3"))
     assert lines[0] == f"Related to p1: {TITLES['p1']}"
-    assert lines[1] == "  by shared concepts"  # no embeddings in this folder
+    assert lines[1] == "  by shared concepts"  # --concepts-only
     assert lines[2] == f"  1. {s2}  p2  {TITLES['p2']}"
     assert lines[3].startswith("         +") and lines[3].endswith("  HippoRAG [METHOD] (proposed/used)")
     assert lines[4].endswith("  retrieval-augmented generation [TASK] (used/used)")
     assert lines[5] == "         … 1 more shared concepts"
-    assert lines[6] == f"  2. {s3}  p3  {TITLES['p3']}"
-    assert len(lines) == 9
+    assert lines[6] == '         shared words: "memory", "language", "large", "model"'  # of the two titles
+    assert lines[7] == f"  2. {s3}  p3  {TITLES['p3']}"
+    assert len(lines) == 11
 
 
 def test_cli_json_schema(out, capsys):
-    assert main(["related", "p1", "--graph", str(out), "--json", "--top", "1"]) == 0
+    assert main(["related", "p1", "--graph", str(out), "--json", "--top", "1", "--concepts-only"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert set(data) == {"query", "signals", "results"}
+    assert set(data) == {"query", "signals", "results", "warnings"}
     assert data["query"] == {"id": "p1", "title": TITLES["p1"]}
-    assert data["signals"] == ["concepts"]
+    assert data["signals"] == ["concepts"] and data["warnings"] == []
     assert len(data["results"]) == 1
     result = data["results"][0]
-    assert set(result) == {"id", "title", "score", "reasons", "signals"}
+    assert set(result) == {"id", "title", "score", "reasons", "signals", "words", "lead"}
     assert result["id"] == "p2" and result["score"] == pytest.approx(expected_scores("p1")["p2"], rel=1e-12)
-    assert result["signals"] == {"concepts": result["score"], "embedding": None}
-    assert [set(reason) for reason in result["reasons"]] == [{"concept", "label", "type", "contribution", "query_role", "candidate_role", "broader"}] * 3
+    assert result["signals"] == {"concepts": result["score"], "lexical": pytest.approx(result["signals"]["lexical"]), "embedding": None}
+    assert result["signals"]["lexical"] > 0 and result["words"] == ["memory", "language", "large", "model"] and result["lead"] == "concepts"
+    fields = {"concept", "label", "type", "contribution", "query_role", "candidate_role", "broader", "generic"}
+    assert [set(reason) for reason in result["reasons"]] == [fields] * 3
     assert result["reasons"][0] == {
         "concept": "method/hipporag",
         "label": "HippoRAG",
@@ -326,6 +331,7 @@ def test_cli_json_schema(out, capsys):
         "query_role": "proposed",
         "candidate_role": "used",
         "broader": False,
+        "generic": False,
     }
 
 
@@ -364,9 +370,9 @@ def test_cli_no_graph(tmp_path, capsys):
 def test_cli_help_documents_options(capsys):
     assert main(["related", "--help"]) == 0
     text = capsys.readouterr().out
-    for option in ("--top", "--types", "--graph", "--json", "--reasons", "--no-embeddings"):
+    for option in ("--top", "--types", "--graph", "--json", "--reasons", "--no-embeddings", "--concepts-only", "--text", "--file"):
         assert option in text
-    for notation in ("(used/proposed)", '"broader"', "similarity 0.612", "signals"):
+    for notation in ("(used/proposed)", '"broader"', '"generic"', "shared words:", "similar abstract (0.612)", "signals"):
         assert notation in text
 
 
@@ -436,8 +442,8 @@ def test_property_index_equals_graph(tmp_path_factory, links):
     save(g, folder)
     rel.write_index(g, folder)
     for pid in links:
-        from_graph = kg.related(g, pid, top=20)
-        from_index = rel.find_related(folder, pid, top=20)
+        from_graph = kg.related(g, pid, top=20, signals=("concepts",))
+        from_index = rel.find_related(folder, pid, top=20, signals=("concepts",))
         assert from_index.source == "index" and list(from_index.results) == from_graph
         keys = [(-r.score, r.id) for r in from_graph]
         assert keys == sorted(keys)
@@ -458,6 +464,6 @@ def test_types_may_repeat_and_empty_means_all(out, capsys) -> None:
 
 def test_help_states_the_fusion_weights_in_use(capsys):
     assert main(["related", "--help"]) == 0
-    alpha = rel.SCORING["embed"]
+    w = rel.SCORING
     text = " ".join(capsys.readouterr().out.split())  # click rewraps the help text
-    assert f"{1 - alpha:.2f} × concepts / best concepts + {alpha:.2f} × similarity" in text
+    assert f"{w['concepts']:.2f} × concepts / best + {w['lexical']:.2f} × words / best + {w['embedding']:.2f} × similarity" in text

@@ -57,7 +57,7 @@ def test_rag_papers_find_each_other(graph):
     ],
 )
 def test_topical_neighbours(graph, query, neighbour, concept):
-    results = kg.related(graph, paper_with(graph, query), top=2)
+    results = kg.related(graph, paper_with(graph, query), top=2, signals=("concepts",))
     match = [r for r in results if r.id == paper_with(graph, neighbour)]
     assert match, [r.title for r in results]
     assert concept in [reason.label for reason in match[0].reasons]
@@ -85,7 +85,7 @@ def test_sparql_weighted_query_ranks_like_python(out, graph):
     plain = rel.RelatedIndex.from_graph(graph, scoring={"k": 0.0, "broader": 0.0, "b": 0.0})
     for number, pid in enumerate(plain.paper_ids):
         rows = query(out, text, backend="oxigraph", bindings={"paperId": pid}).rows
-        expected = rel.rank(plain, number, top=10)
+        expected = rel.rank(plain, number, top=10, signals=("concepts",))
         assert [row[1].value for row in rows] == [r.id for r in expected]
         assert [float(row[3].value) for row in rows] == pytest.approx([r.score for r in expected], rel=1e-12)
         assert [int(row[4].value) for row in rows] == [len(r.reasons) for r in expected]

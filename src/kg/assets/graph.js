@@ -625,13 +625,17 @@
           var item = related.appendChild(el("li"));
           item.appendChild(chip(other, other.kg.title));
           var why = item.appendChild(el("div", "kg-why"));
-          // entry: [paper, score, [shared concepts], cosine of the abstracts or null]
+          // entry: [paper, score, [shared concepts, specific first], cosine of the abstracts or null,
+          //         [shared words and phrases], the signal that led the score]
           if (entry[2].length) {
             why.appendChild(el("span", "kg-meta", "shares "));
             entry[2].forEach(function (ref) { why.appendChild(chip(refs[ref])); });
-          } else {
-            why.appendChild(el("span", "kg-meta", "similar abstract, no concept shared"));
           }
+          var words = (entry[4] || []).map(function (word) { return "“" + word + "”"; }).join(", ");
+          var bySimilarity = entry[3] !== null && (entry[5] === "embedding" || !entry[2].length);
+          var line = bySimilarity ? "similar abstract" + (words ? ": " + words : ", no word in common")
+            : (words ? "shared words: " + words : (entry[2].length ? "" : "no concept or word shared"));
+          if (line) why.appendChild(el("div", "kg-meta", line));
         });
       }
       var grouped = conceptsByType(id);

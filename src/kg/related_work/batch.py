@@ -5,8 +5,8 @@ loop over the postings of its concepts (~10 ms on 35,000 papers). `Ranker` does 
 sums with numpy: each posting's weight is computed once, and a query adds its concepts'
 weight products into a dense array in the same order as `RelatedIndex.concept_scores`, so
 every score is the same float, bit for bit, and the ranking (score, then paper id) is the
-same list; with embeddings both end in `kg.related_work.rank.fused`. `kg related` answers one
-query and keeps the loop (no numpy import without embeddings).
+same list; both end in `kg.related_work.rank.fused`, which adds the lexical and embedding
+signals. `kg related` answers one query and keeps the loop.
 """
 
 from __future__ import annotations
@@ -15,9 +15,8 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from kg.model import parse_types
 from kg.related_work.index import BROADER_BIT, RelatedIndex, idf_weight, term
-from kg.related_work.rank import RelatedPaper, fused, related_paper
+from kg.related_work.rank import Query, RelatedPaper, fused
 
 
 class Ranker:
@@ -48,22 +47,15 @@ class Ranker:
         self.ids = index.paper_ids
         self._lengths = np.asarray(index.lengths, dtype=np.float64)
 
-    def rank(self, paper: int, *, top: int = 10, types: Iterable[str] | None = None, embeddings: np.ndarray | None = None) -> list[RelatedPaper]:
+    def rank(
+        self, paper: int, *, top: int = 10, types: Iterable[str] | None = None, embeddings: np.ndarray | None = None, signals: Iterable[str] | None = None
+    ) -> list[RelatedPaper]:
         if top < 1:
             return []
-        index = self.index
-        terms = index.query_terms(paper, parse_types(types) or None)
-        dots, touched = self._dots(paper, terms)
+        query = Query.of_paper(self.index, paper, types)
+        dots, touched = self._dots(paper, query.concepts)
         found = np.flatnonzero(touched)
-        scores = dots[found]
-        if embeddings is not None:
-            return fused(index, paper, terms, found, scores, embeddings, top)
-        if len(found) > top:  # every candidate scoring at least the top-th best; ties sort below
-            keep = scores >= np.partition(scores, len(found) - top)[len(found) - top]
-            found, scores = found[keep], scores[keep]
-        ids = self.ids
-        best = sorted(zip((-scores).tolist(), (ids[c] for c in found.tolist()), found.tolist(), strict=True))[:top]
-        return [related_paper(index, n, -negative, terms, -negative, None) for negative, _, n in best]
+        return fused(self.index, query, (found, dots[found]), embeddings, top, signals)
 
     def _dots(self, paper: int, terms: dict[int, tuple[float, int, float]]) -> tuple[np.ndarray, np.ndarray]:
         """`RelatedIndex.concept_scores` as a dense array, with which candidates it holds."""

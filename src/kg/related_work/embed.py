@@ -354,3 +354,30 @@ def load(directory: str | os.PathLike[str], ids: Sequence[str]) -> np.ndarray | 
     if matrix.shape != (len(ids), dimensions) or matrix.dtype != np.dtype("<f4") or not unit_rows(matrix):
         return None  # not the encoder's vectors (damaged or forged): ranked without them
     return matrix
+
+
+def stored_model(directory: str | os.PathLike[str]) -> str | None:
+    """The model name ``embeddings.json`` in `directory` records, if readable."""
+    try:
+        meta = json.loads((Path(directory) / EMBED_META_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    model = meta.get("model") if isinstance(meta, dict) else None
+    return model if isinstance(model, str) else None
+
+
+def encode_like(directory: str | os.PathLike[str], text: str) -> tuple[np.ndarray | None, str | None]:
+    """`text`'s vector by the embedder that made the vectors stored in `directory`, comparable
+    with them; or None with why not (not installed, unknown or damaged model): a text is then
+    ranked without embeddings, never against vectors of another model."""
+    model = stored_model(directory)
+    chosen = next((e for e in EMBEDDERS.values() if e.model == model), None)
+    if chosen is None:
+        return None, f"the stored embeddings were made by a model this kg does not have ({model}): the text is ranked without them"
+    if not available(chosen.name):
+        return None, f"embedding the text needs {chosen.install} (as the build did): the text is ranked without embeddings"
+    try:
+        vector = chosen.load()([text])[0]
+    except ModelError as error:
+        return None, f"{error}: the text is ranked without embeddings"
+    return np.asarray(vector, dtype=np.float32), None

@@ -1,25 +1,29 @@
-"""Related work: rank papers by the concepts they share with a query paper and, when the
-build embedded the papers (`kg build --embed`), by how close their abstracts are in meaning.
+"""Related work: rank papers by what they share with a query paper (or a text), with reasons.
 
-Two signals:
+Three signals, each scaled to one scale and fused with the weights of `SCORING`:
 
 * **concepts** (`kg.related_work.index`): shared concepts weighted by role, saturating mentions,
-  rarity and length, shared broader concepts at a lower weight. They explain: each shared
-  concept is a reason with its share of the score.
-* **embedding** (`kg.related_work.embed`): the cosine of the two papers' sentence embeddings. It recalls
-  related work worded differently, and ranks papers sharing no concept at all.
+  rarity and length, shared broader concepts at a lower weight; divided by the best
+  candidate's, so 1 for the best;
+* **lexical** (`kg.related_work.lexical`): BM25 over the words and word pairs of title and
+  abstract, stored in the index, so it needs no model; divided by the best candidate's;
+* **embedding** (`kg.related_work.embed`): the cosine of the two papers' sentence embeddings,
+  when the build stored them (`kg build --embed`).
 
-With both, a candidate's score is  (1 - α) · concepts / best concepts  +  α · cosine,  the
-concept score scaled by the best candidate's so the two are on one scale, α =
-``SCORING["embed"]`` (chosen by ``bench/related_eval.py``). Ties are broken by paper id.
+    score = w_c · concepts / best concepts + w_l · lexical / best lexical + w_e · cosine
 
-Paper author keywords are deliberately *not* used: they are the relevance judgments of
-``bench/related_eval.py``.
+with the weights of the signals present, summing to 1 (without embeddings the other two keep
+their ratio). ``bench/related_eval.py`` chose them on the tune half of its queries and prints
+every signal alone and every fusion. Ties are broken by paper id.
+
+Each result explains itself: the shared concepts (specific ones first: a generic concept such
+as "neural network" is never the first reason), and the shared words and phrases that carried
+the lexical score. Paper author keywords are deliberately *not* used: they are the relevance
+judgments of ``bench/related_eval.py``.
 """
 
 from __future__ import annotations
 
-import heapq
 import os
 import weakref
 from collections.abc import Iterable
@@ -39,8 +43,10 @@ if TYPE_CHECKING:
     import numpy as np
 
 EMBED_META_FILE = "embeddings.json"  # kg.related_work.embed.EMBED_META_FILE, named here so numpy loads only when needed
+SIGNALS = ("concepts", "lexical", "embedding")
+PHRASES = 4  # shared words shown per result
 
-__all__ = ["INDEX_FILE", "SCORING", "Reason", "RelatedIndex", "RelatedPaper", "RelatedResult", "find_related", "related"]
+__all__ = ["INDEX_FILE", "SCORING", "SIGNALS", "Query", "Reason", "RelatedIndex", "RelatedPaper", "RelatedResult", "find_related", "related"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,40 +60,78 @@ class Reason:
     query_role: str  # "proposed" | "used": the query paper's role for the concept
     candidate_role: str  # the related paper's role
     broader: bool = False  # shared as a broader concept (one side names a narrower one)
+    generic: bool = False  # too common or vague to explain much (`RelatedIndex.generic`): listed last
 
 
 @dataclass(frozen=True, slots=True)
 class RelatedPaper:
     id: str
     title: str
-    score: float  # what the ranking sorts by (the concept score alone without embeddings)
-    reasons: tuple[Reason, ...]
+    score: float  # what the ranking sorts by: the fused score
+    reasons: tuple[Reason, ...]  # shared concepts, specific ones first
     concepts: float = 0.0  # the concept score (the sum of the reasons' contributions)
     similarity: float | None = None  # cosine of the embeddings, when used
+    lexical: float = 0.0  # the lexical (BM25) score
+    words: tuple[str, ...] = ()  # shared words and phrases that carried the lexical score, strongest first
+    lead: str = "concepts"  # the signal that added most to the score (of SIGNALS)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
-        data["signals"] = {"concepts": self.concepts, "embedding": self.similarity}
-        del data["concepts"], data["similarity"]
+        data["signals"] = {"concepts": self.concepts, "lexical": self.lexical, "embedding": self.similarity}
+        del data["concepts"], data["similarity"], data["lexical"]
         return data
+
+    @property
+    def specific_reasons(self) -> tuple[Reason, ...]:
+        return tuple(reason for reason in self.reasons if not reason.generic)
 
 
 @dataclass(frozen=True, slots=True)
 class RelatedResult:
-    """What `kg related` shows: the resolved query paper and its ranked related papers."""
+    """What `kg related` shows: the resolved query (a paper, or a text) and its ranked related papers."""
 
-    query_id: str
+    query_id: str  # "" for a text
     query_title: str
     results: tuple[RelatedPaper, ...]
     source: str  # "index" (related.idx) or "graph" (graph.json, the fallback)
-    signals: tuple[str, ...] = ("concepts",)  # "concepts", and "embedding" when used
+    signals: tuple[str, ...] = ("concepts", "lexical")  # the signals fused, of SIGNALS
+    warnings: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "query": {"id": self.query_id, "title": self.query_title},
+            "query": {"id": self.query_id or None, "title": self.query_title},
             "signals": list(self.signals),
+            "warnings": list(self.warnings),
             "results": [result.to_dict() for result in self.results],
         }
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """What is ranked against: a paper of the index (`paper`), or a text's concepts and words."""
+
+    concepts: dict[int, tuple[float, int, float]]  # `RelatedIndex.query_terms`
+    words: list[int]  # lexical terms
+    paper: int | None = None  # the query paper, never a result
+    vector: Any = None  # the text's embedding (a paper's is its row of the embeddings)
+
+    @classmethod
+    def of_paper(cls, index: RelatedIndex, paper: int, types: Iterable[str] | None = None) -> Query:
+        return cls(index.query_terms(paper, parse_types(types) or None), index.paper_words(paper), paper)
+
+    @classmethod
+    def of_text(cls, index: RelatedIndex, text: str, types: Iterable[str] | None = None, vector: Any = None) -> Query:
+        return cls(index.text_terms(index.text_concepts(text), parse_types(types) or None), index.text_words(text), None, vector)
+
+
+def weights_of(scoring: dict[str, float], signals: Iterable[str]) -> dict[str, float]:
+    """The fusion weights of the signals used, rescaled to sum to 1."""
+    chosen = {name: scoring[name] for name in signals if scoring.get(name)}
+    total = sum(chosen.values())
+    if not total:  # a signal asked for alone whose weight is 0
+        chosen = {name: 1.0 for name in signals}
+        total = float(len(chosen))
+    return {name: value / total for name, value in chosen.items()}
 
 
 def rank(
@@ -97,67 +141,117 @@ def rank(
     top: int = 10,
     types: Iterable[str] | None = None,
     embeddings: np.ndarray | None = None,
+    signals: Iterable[str] | None = None,
 ) -> list[RelatedPaper]:
     """The `top` papers most related to paper number `paper`; `types` restricts which shared
-    concepts count; `embeddings` (rows in the index's paper order) adds semantic similarity."""
+    concepts count; `embeddings` (rows in the index's paper order) adds semantic similarity;
+    `signals` (of SIGNALS; default all available) chooses what is fused."""
     if top < 1:
         return []
-    terms = index.query_terms(paper, parse_types(types) or None)
-    concept_scores = index.concept_scores(paper, terms)
-    ids = index.paper_ids
-    if embeddings is None:
-        best = heapq.nsmallest(top, ((-score, ids[c], c) for c, score in concept_scores.items()))
-        return [related_paper(index, n, -negative, terms, -negative, None) for negative, _, n in best]
+    query = Query.of_paper(index, paper, types)
+    concept_scores = index.concept_scores(paper, query.concepts)
+    return fused(index, query, concept_scores, embeddings, top, signals)
 
+
+def rank_text(
+    index: RelatedIndex,
+    text: str,
+    *,
+    top: int = 10,
+    types: Iterable[str] | None = None,
+    embeddings: np.ndarray | None = None,
+    vector: Any = None,
+    signals: Iterable[str] | None = None,
+) -> list[RelatedPaper]:
+    """The `top` papers most related to a text that is not in the corpus (a draft, a review)."""
+    if top < 1:
+        return []
+    query = Query.of_text(index, text, types, vector)
+    concept_scores = index.concept_scores(-1, query.concepts)
+    return fused(index, query, concept_scores, embeddings if vector is not None else None, top, signals)
+
+
+def fused(
+    index: RelatedIndex,
+    query: Query,
+    concept_scores: dict[int, float] | tuple[Any, Any],
+    embeddings: Any,
+    top: int,
+    signals: Iterable[str] | None = None,
+) -> list[RelatedPaper]:
+    """The top papers by the fused score, where `concept_scores` are the candidates' concept
+    scores (a dict, or numpy arrays of candidates and scores): `rank`, `rank_text` and the page's
+    `kg.related_work.batch.Ranker` all end here, so they give the same list."""
     import numpy as np
 
-    candidates = np.fromiter(concept_scores.keys(), dtype=np.int64, count=len(concept_scores))
-    values = np.fromiter(concept_scores.values(), dtype=np.float64, count=len(concept_scores))
-    return fused(index, paper, terms, candidates, values, embeddings, top)
-
-
-def fused(index: RelatedIndex, paper: int, terms: dict, candidates: Any, values: Any, embeddings: Any, top: int) -> list[RelatedPaper]:
-    """The top papers by α · cosine + (1 − α) · concept score / the best one, where `candidates`
-    (paper numbers) have concept scores `values` (numpy arrays): `rank` and the page's
-    `kg.related_work.batch.Ranker` both end here, so they give the same list."""
-    import numpy as np
-
     ids = index.paper_ids
-    alpha = index.scoring["embed"]
-    cosines = np.asarray(embeddings @ np.asarray(embeddings[paper], dtype=np.float32), dtype=np.float64)
-    cosines[paper] = -np.inf
-    scores = alpha * cosines
+    wanted = SIGNALS if signals is None else tuple(signals)
+    if embeddings is None or (query.paper is None and query.vector is None):
+        wanted = tuple(name for name in wanted if name != "embedding")
+    weights = weights_of(index.scoring, wanted)
     concepts = np.zeros(len(ids))
-    if len(candidates):
+    if isinstance(concept_scores, dict):
+        if concept_scores:
+            concepts[np.fromiter(concept_scores.keys(), dtype=np.int64, count=len(concept_scores))] = np.fromiter(
+                concept_scores.values(), dtype=np.float64, count=len(concept_scores)
+            )
+    else:
+        candidates, values = concept_scores
         concepts[candidates] = values
-        scores[candidates] += (1 - alpha) * values / values.max()
-    # Everything scoring at least the top-th best, then an exact sort with the id tie-break.
-    head = min(top, len(ids) - 1)
+    lexical = index.lexical_scores(query.words)
+    if query.paper is not None:
+        lexical[query.paper] = 0.0
+    parts = {}  # each signal's weighted, scaled score; a signal alone is its own score, unscaled
+    for name, values in (("concepts", concepts), ("lexical", lexical)):
+        best = values.max() if len(values) else 0.0
+        if name in weights and best > 0:
+            parts[name] = values if len(weights) == 1 else weights[name] * values / best
+    cosines = None
+    if "embedding" in weights:
+        vector = embeddings[query.paper] if query.vector is None else query.vector
+        cosines = np.asarray(embeddings @ np.asarray(vector, dtype=np.float32), dtype=np.float64)
+        parts["embedding"] = weights["embedding"] * cosines
+    scores = sum(parts.values()) if parts else np.zeros(len(ids))
+    if "embedding" not in parts:
+        scores[scores == 0.0] = -np.inf  # nothing shared: never a result
+    if query.paper is not None:
+        scores[query.paper] = -np.inf
+    head = min(top, len(ids))
     if head < 1:
         return []
+    # Everything scoring at least the top-th best, then an exact sort with the id tie-break.
     cut = -np.partition(-scores, head - 1)[head - 1]
-    chosen = sorted((-float(scores[c]), ids[c], int(c)) for c in np.flatnonzero(scores >= cut))[:head]
+    chosen = sorted((-float(scores[c]), ids[c], int(c)) for c in np.flatnonzero((scores >= cut) & np.isfinite(scores)))[:head]
     return [
-        related_paper(index, n, -negative, terms, float(concepts[n]), float(cosines[n]))
-        for negative, _, n in chosen
-        if np.isfinite(negative)
-    ]
-
-
-def related_paper(index: RelatedIndex, candidate: int, score: float, terms: dict, concepts: float, similarity: float | None) -> RelatedPaper:
-    reasons = tuple(
-        Reason(
-            concept=index.concept_ids[shared.concept],
-            label=index.concept_labels[shared.concept],
-            type=index.concept_types[shared.concept],
-            contribution=shared.contribution,
-            query_role=role_of(shared.query_code),
-            candidate_role=role_of(shared.candidate_code),
-            broader=is_broader(shared.query_code) or is_broader(shared.candidate_code),
+        related_paper(
+            index, n, -negative, query, float(concepts[n]), None if cosines is None else float(cosines[n]), float(lexical[n]),
+            max(parts, key=lambda name: parts[name][n]) if parts else "concepts",
         )
-        for shared in index.shared(candidate, terms)
+        for negative, _, n in chosen
+    ]  # fmt: skip
+
+
+def related_paper(
+    index: RelatedIndex, candidate: int, score: float, query: Query, concepts: float, similarity: float | None, lexical: float = 0.0, lead: str = "concepts"
+) -> RelatedPaper:
+    reasons = sorted(
+        (
+            Reason(
+                concept=index.concept_ids[shared.concept],
+                label=index.concept_labels[shared.concept],
+                type=index.concept_types[shared.concept],
+                contribution=shared.contribution,
+                query_role=role_of(shared.query_code),
+                candidate_role=role_of(shared.candidate_code),
+                broader=is_broader(shared.query_code) or is_broader(shared.candidate_code),
+                generic=index.generic(shared.concept),
+            )
+            for shared in index.shared(candidate, query.concepts)
+        ),
+        key=lambda reason: reason.generic,  # stable: by contribution within each group
     )
-    return RelatedPaper(index.paper_ids[candidate], index.titles[candidate], score, reasons, concepts, similarity)
+    words = tuple(word for word, _ in index.shared_words(candidate, query.words, limit=PHRASES))
+    return RelatedPaper(index.paper_ids[candidate], index.titles[candidate], score, tuple(reasons), concepts, similarity, lexical, words, lead)
 
 
 # -- public functions ----------------------------------------------------------------------
@@ -177,18 +271,24 @@ def index_of(graph: nx.DiGraph) -> RelatedIndex:
 
 
 def related(
-    graph: nx.DiGraph, paper: str, *, top: int = 10, types: Iterable[str] | None = None, use_embeddings: bool = True
+    graph: nx.DiGraph,
+    paper: str,
+    *,
+    top: int = 10,
+    types: Iterable[str] | None = None,
+    use_embeddings: bool = True,
+    signals: Iterable[str] | None = None,
 ) -> list[RelatedPaper]:
     """Papers related to `paper` (an id, a title or a title fragment) in a loaded graph, ranked
-    as `kg related` ranks them: by shared concepts, fused with the embeddings the build wrote
-    beside the graph `kg.load` read (unless not `use_embeddings`).
+    as `kg related` ranks them: shared concepts and words, fused with the embeddings the build
+    wrote beside the graph `kg.load` read (unless not `use_embeddings`).
 
     >>> g = kg.load("out")
     >>> [(r.id, round(r.score, 3)) for r in kg.related(g, "HippoRAG", top=3)]
     """
     index = index_of(graph)
     vectors = graph_embeddings(graph, index) if use_embeddings else None
-    return rank(index, lookup_of(index).find(paper), top=top, types=types, embeddings=vectors)
+    return rank(index, lookup_of(index).find(paper), top=top, types=types, embeddings=vectors, signals=signals)
 
 
 def graph_embeddings(graph: nx.DiGraph, index: RelatedIndex) -> Any:
@@ -216,6 +316,7 @@ def find_related(
     top: int = 10,
     types: Iterable[str] | None = None,
     use_embeddings: bool = True,
+    signals: Iterable[str] | None = None,
 ) -> RelatedResult:
     """`kg related`: ``DIR/related.idx`` when it matches ``DIR/graph.json`` (else the graph),
     with ``DIR/embeddings.npy`` when the build wrote it and `use_embeddings`."""
@@ -223,9 +324,40 @@ def find_related(
     index, source = open_index(view)
     number = lookup_of(index).find(paper)
     vectors = stored_embeddings(view.folder, index) if use_embeddings else None
-    results = rank(index, number, top=top, types=types, embeddings=vectors)
-    signals = ("concepts", "embedding") if vectors is not None else ("concepts",)
-    return RelatedResult(index.paper_ids[number], index.titles[number], tuple(results), source, signals)
+    results = rank(index, number, top=top, types=types, embeddings=vectors, signals=signals)
+    return RelatedResult(index.paper_ids[number], index.titles[number], tuple(results), source, used_signals(signals, vectors is not None))
+
+
+def find_related_text(
+    directory: str | os.PathLike[str],
+    text: str,
+    *,
+    top: int = 10,
+    types: Iterable[str] | None = None,
+    use_embeddings: bool = True,
+    signals: Iterable[str] | None = None,
+) -> RelatedResult:
+    """`kg related --text`: the corpus ranked against a text that is not in it ("title. abstract"
+    of a draft), by the concepts its words name, its words, and its embedding when the build
+    stored embeddings and the model that made them is installed (else a warning says so)."""
+    view = resolve(directory)
+    index, source = open_index(view)
+    vectors = stored_embeddings(view.folder, index) if use_embeddings else None
+    vector, warnings = None, []
+    if vectors is not None and (signals is None or "embedding" in signals):
+        from kg.related_work import embed
+
+        vector, problem = embed.encode_like(view.folder, text)
+        if problem:
+            warnings.append(problem)
+    results = rank_text(index, text, top=top, types=types, embeddings=vectors, vector=vector, signals=signals)
+    title = " ".join(text.split())
+    return RelatedResult("", title[:117] + "…" if len(title) > 120 else title, tuple(results), source, used_signals(signals, vector is not None), tuple(warnings))
+
+
+def used_signals(signals: Iterable[str] | None, embedded: bool) -> tuple[str, ...]:
+    wanted = SIGNALS if signals is None else tuple(signals)
+    return tuple(name for name in SIGNALS if name in wanted and (embedded or name != "embedding"))
 
 
 def lookup_of(index: RelatedIndex) -> PaperLookup:

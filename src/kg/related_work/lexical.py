@@ -1,0 +1,114 @@
+"""The words of a paper for related work: terms of its title and abstract, weighted as Okapi BM25.
+
+A paper's terms are its words (lower case, two characters or more, not a stop word, plural
+folded as `kg.text.vocab.singularize` folds it) and the pairs of words next to each other once
+stop words are gone ("temporal difference", "policy gradient"). A pair is kept only when at
+least two papers have it: a pair in one paper can never be shared, and pairs are most of the
+terms. A paper's weight for a term is BM25's
+
+    tf (k1 + 1) / (tf + k1 (1 − b + b · length / mean length))
+
+with k1 = 1.2, b = 0.75 (length in words), and a term's idf is ln(1 + (N − df + 0.5) / (df + 0.5))
+(Lucene's, never negative). The lexical score of a candidate for a query paper is the sum of
+idf × weight over the distinct terms of the query: BM25 with the query's terms counted once.
+`kg.related_work.index` stores these postings in ``related.idx``, so this signal needs no
+embedding model; `kg.related_work.rank` fuses it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+
+from kg.text.vocab import singularize
+
+K1 = 1.2
+B = 0.75
+MIN_PAIR_PAPERS = 2
+
+# English function words, and the words every abstract uses to talk about itself; the second
+# group has a low idf anyway, but as a reason ("shared words: propose, show") it explains nothing.
+STOP_WORDS = frozenset(
+    """a about above across after afterwards again against all almost alone along already also although
+    always am among amongst an and another any anyhow anyone anything anyway anywhere are around as at be
+    became because become becomes becoming been before beforehand behind being below beside besides between
+    beyond both but by can cannot could did do does doing done down due during each eg either else
+    elsewhere enough etc even ever every everyone everything everywhere except few for former formerly from
+    further had has have having he hence her here hereafter hereby herein hereupon hers herself him himself
+    his how however i ie if in indeed into is it its itself just last latter latterly least less many may
+    me meanwhile might mine more moreover most mostly much must my myself namely neither never nevertheless
+    next no nobody none noone nor not nothing now nowhere of off often on once one only onto or other others
+    otherwise our ours ourselves out over own per perhaps please quite rather re same seem seemed seeming
+    seems several she should since so some somehow someone something sometime sometimes somewhere still such
+    than that the their theirs them themselves then thence there thereafter thereby therefore therein
+    thereupon these they this those though through throughout thru thus to together too toward towards
+    under until up upon us very via was we well were what whatever when whence whenever where whereafter
+    whereas whereby wherein whereupon wherever whether which while whither who whoever whole whom whose why
+    will with within without would yet you your yours yourself yourselves
+    abstract achieve achieves achieved approach approaches based demonstrate demonstrates experiment
+    experiments method methods novel outperform outperforms paper propose proposed proposes result results
+    show shows shown significantly state art existing work works using use used""".split()
+)
+
+_WORD = re.compile(r"\b\w\w+\b")
+_CLAUSE_BREAK = re.compile(r"[.,;:!?()\[\]{}\"]+(?:\s|$)|[()\[\]{}]")
+
+
+def words(text: str) -> list[str]:
+    """The words of `text` that count: lower case, not stop words, plural folded; not bare numbers."""
+    found = []
+    for word in _WORD.findall(text.lower()):
+        if word in STOP_WORDS or word.isdigit():
+            continue
+        found.append(singularize(word))
+    return found
+
+
+def terms(text: str) -> Counter[str]:
+    """Every term of `text` with its count: words, and pairs of words next to each other within
+    a clause ("policy gradient"; never across a full stop, a comma or a bracket)."""
+    counts: Counter[str] = Counter()
+    for clause in _CLAUSE_BREAK.split(text):
+        found = words(clause)
+        counts.update(found)
+        counts.update(f"{a} {b}" for a, b in zip(found, found[1:], strict=False))
+    return counts
+
+
+def is_pair(term: str) -> bool:
+    return " " in term
+
+
+def idf(papers: int, df: int) -> float:
+    return math.log(1.0 + (papers - df + 0.5) / (df + 0.5))
+
+
+def paper_text(title: str | None, abstract: str | None) -> str:
+    return f"{title or ''}. {abstract or ''}"
+
+
+def postings(texts: Sequence[str]) -> tuple[list[str], list[list[tuple[int, float]]], list[float]]:
+    """BM25 postings of the papers' texts: the sorted vocabulary, each paper's (term, weight)
+    row sorted by term number, and each term's idf."""
+    counted = [terms(text) for text in texts]
+    lengths = [sum(count for term, count in row.items() if not is_pair(term)) for row in counted]
+    mean = (sum(lengths) / len(lengths)) if lengths else 1.0
+    df: Counter[str] = Counter()
+    for row in counted:
+        df.update(row.keys())
+    vocabulary = sorted(term for term, n in df.items() if n >= MIN_PAIR_PAPERS or not is_pair(term))
+    number = {term: i for i, term in enumerate(vocabulary)}
+    rows = []
+    for row, length in zip(counted, lengths, strict=True):
+        norm = K1 * (1.0 - B + B * length / (mean or 1.0))
+        rows.append(sorted((number[term], count * (K1 + 1) / (count + norm)) for term, count in row.items() if term in number))
+    return vocabulary, rows, [idf(len(texts), df[term]) for term in vocabulary]
+
+
+def phrase_strength(papers: int, pair_df: int, first_df: int, second_df: int) -> float:
+    """How much more often two words occur as a pair than chance would have them (pointwise
+    mutual information of the papers having them): "model free" is a phrase, "provide
+    substantial" is not."""
+    return math.log(papers * pair_df / max(first_df * second_df, 1))
