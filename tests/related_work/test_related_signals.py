@@ -10,7 +10,7 @@ import pytest
 
 import kg
 from kg.cli import main
-from kg.related_work import lexical
+from kg.related_work import lexical, text_query
 from kg.related_work import rank as rel
 from kg.related_work.index import RelatedIndex
 
@@ -65,9 +65,8 @@ def test_every_result_explains_itself_with_a_specific_concept_or_words(seeds_bui
 
 
 def test_a_generic_concept_is_never_the_first_reason():
-    from test_related import graph_of
-
-    from kg.model import Concept
+    from kg.graph import build_graph
+    from kg.model import Concept, Mention, Paper, PaperEntities
 
     links = {
         "a": [("method/dnn", "used", 4), ("task/kan-ad", "used", 1)],
@@ -79,7 +78,12 @@ def test_a_generic_concept_is_never_the_first_reason():
         Concept("task/kan-ad", "TASK", "KAN anomaly detection"),
         Concept("task/other", "TASK", "speech recognition"),
     ]
-    g = graph_of(links, {k: f"Paper {k}" for k in links}, concepts)
+    entities = [
+        PaperEntities(pid, tuple(Mention(start=i, end=i + 1, text="x", label=c.split("/")[0].upper(), concept=c, role=role, source="vocab", score=0.9, sent_start=0, sent_end=9)
+                                 for c, role, count in rows for i in range(count)))
+        for pid, rows in links.items()
+    ]  # fmt: skip
+    g = build_graph([Paper(id=pid, title=f"Paper {pid}", abstract=f"Abstract of {pid}.") for pid in links], entities, concepts)
     top = kg.related(g, "a", signals=("concepts",))[0]
     assert top.id == "b"
     assert [(r.label, r.generic) for r in top.reasons] == [("KAN anomaly detection", False), ("deep neural network", True)]
@@ -145,9 +149,9 @@ def test_a_text_naming_nothing_of_the_corpus_finds_nothing(seeds_build, capsys):
 def test_text_concepts_match_labels_and_acronyms_in_their_case(seeds_index):
     index = seeds_index
     rag = next(n for n in range(len(index.concept_ids)) if index.concept_labels[n] == "retrieval-augmented generation")
-    assert rag in index.text_concepts("We study Retrieval-Augmented Generation for question answering.")
+    assert rag in text_query.text_concepts(index, "We study Retrieval-Augmented Generation for question answering.")
     # A short label (an acronym) is found only in its own case: "RAG", not "a rag doll".
-    assert rag in index.text_concepts("RAG helps.") and rag not in index.text_concepts("a rag doll")
+    assert rag in text_query.text_concepts(index, "RAG helps.") and rag not in text_query.text_concepts(index, "a rag doll")
 
 
 def test_index_roundtrip_keeps_the_lexical_postings(seeds_build, tmp_path):

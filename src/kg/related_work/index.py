@@ -29,7 +29,6 @@ import json
 import math
 import mmap
 import os
-import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -39,7 +38,6 @@ from typing import TYPE_CHECKING, Any
 from kg.related_work import lexical
 from kg.related_work.lookup import fold_titles, one_line, paper_id
 from kg.text.vocab import normalize_key
-from kg.text.words import GENERIC_WORDS
 from kg.util.atomic import atomic_open
 
 if TYPE_CHECKING:  # networkx is imported only by the graph fallback: it costs ~0.4 s
@@ -61,6 +59,7 @@ SCORING: dict[str, float] = {
 Numbers = array.array | memoryview  # packed ints: built in memory, or viewed in a mapped file
 # Lexical weights are stored as ints (`_csr` and `_transpose` move ints): idf × BM25 weight × this.
 WEIGHT_SCALE = 1 << 16
+
 MIN_KEY_LETTERS = 4  # shorter labels ("RL", "GAN") are matched in a text only in their own case
 
 
@@ -84,7 +83,7 @@ BROADER_BIT = 2
 MENTIONS_SHIFT = 2
 
 
-def _code(role: str, mentions: int, broader: bool = False) -> int:
+def posting_code(role: str, mentions: int, broader: bool = False) -> int:
     return max(int(mentions), 1) << MENTIONS_SHIFT | (BROADER_BIT if broader else 0) | (PROPOSED_BIT if role == "proposed" else 0)
 
 
@@ -235,7 +234,7 @@ class RelatedIndex:
                 own = direct[paper_number[source]]
                 for target, edge in targets.items():
                     if edge.get("kind") == "mentions" and target in concept_number:
-                        own[concept_number[target]] = _code(edge.get("role", "used"), edge.get("mentions", 1))
+                        own[concept_number[target]] = posting_code(edge.get("role", "used"), edge.get("mentions", 1))
             elif source in concept_number:
                 for target, edge in targets.items():
                     if edge.get("kind") == "broader" and target in concept_number:
@@ -264,9 +263,7 @@ class RelatedIndex:
         vocabulary, rows, idfs = lexical.postings([lexical.paper_text(data.get("title"), data.get("abstract")) for _, data in papers])
         paper_term_ptr, paper_terms, paper_term_weights = _csr([[(term, round(idfs[term] * weight * WEIGHT_SCALE)) for term, weight in row] for row in rows])
         term_ptr, term_papers, term_weights = _transpose(paper_term_ptr, paper_terms, paper_term_weights, len(vocabulary))
-        keys = sorted(
-            {(key, number) for number, (_, data) in enumerate(concepts) for key in label_keys(data)}
-        )
+        keys = sorted({(key, number) for number, (_, data) in enumerate(concepts) for key in label_keys(data)})
         return cls(
             paper_ids=[paper_id(key, data) for key, data in papers],
             titles=[one_line(data.get("title")) for _, data in papers],
@@ -433,16 +430,6 @@ class RelatedIndex:
         """The paper's terms (numbers into `terms`): the lexical query of a paper."""
         return list(self.paper_terms[self.paper_term_ptr[paper] : self.paper_term_ptr[paper + 1]])
 
-    def text_words(self, text: str) -> list[int]:
-        """The terms of a text (not one of the papers) that some paper has: found by bisection
-        in the sorted vocabulary, so no look-up table of every term is built per query."""
-        found = set()
-        for term_ in lexical.terms(text):
-            number = _find(self.terms, term_)
-            if number is not None:
-                found.add(number)
-        return sorted(found)
-
     def lexical_scores(self, words: Iterable[int]) -> Any:
         """Every paper's lexical score for a query of these terms (a numpy array)."""
         import numpy as np
@@ -464,108 +451,8 @@ class RelatedIndex:
             self._lexical_numpy = cached
         return cached
 
-    def shared_words(self, candidate: int, words: Iterable[int], *, limit: int = 4) -> list[tuple[str, float]]:
-        """The query's terms that carried most of `candidate`'s lexical score, as (term, weight):
-        pairs of words first, since "policy gradient" says more than "policy" and "gradient",
-        and a word already inside a chosen pair left out."""
-        wanted = set(words)
-        start, end = self.paper_term_ptr[candidate], self.paper_term_ptr[candidate + 1]
-        weighted = [
-            (self.paper_term_weights[i] / WEIGHT_SCALE, self.terms[self.paper_terms[i]])
-            for i in range(start, end)
-            if self.paper_terms[i] in wanted
-        ]
-        weighted = [item for item in weighted if not lexical.is_pair(item[1]) or self._phrase(item[1])]
-        weighted.sort(key=lambda item: (not lexical.is_pair(item[1]), -item[0], item[1]))
-        chosen: list[tuple[str, float]] = []
-        covered: set[str] = set()
-        for weight, text in weighted:
-            if len(chosen) == limit:
-                break
-            if lexical.is_pair(text):
-                if weight < 0.5 * (weighted[0][0] if weighted else 0):  # a weak pair is no phrase worth showing
-                    continue
-                covered.update(text.split(" "))
-            elif text in covered:
-                continue
-            chosen.append((text, weight))
-        chosen.sort(key=lambda item: -item[1])
-        return chosen
 
-    def _phrase(self, pair: str) -> bool:
-        """Whether a pair of words reads as a phrase, worth showing as a reason (`lexical.phrase_strength`)."""
-        first, second = (_find(self.terms, word) for word in pair.split(" "))
-        number = _find(self.terms, pair)
-        if first is None or second is None or number is None:
-            return False
-        df = self.term_ptr.__getitem__
-        strength = lexical.phrase_strength(len(self.paper_ids), df(number + 1) - df(number), df(first + 1) - df(first), df(second + 1) - df(second))
-        return strength >= PHRASE_STRENGTH
-
-    def text_concepts(self, text: str) -> dict[int, int]:
-        """Concepts a text names (`kg related --text`), by their labels' keys: every run of up to
-        `MAX_KEY_WORDS` words, longest first, not overlapping; concept → how many times."""
-        words = _KEY_WORD.findall(text)
-        found: dict[int, int] = {}
-        i = 0
-        while i < len(words):
-            for size in range(min(MAX_KEY_WORDS, len(words) - i), 0, -1):
-                phrase = " ".join(words[i : i + size])
-                numbers = self._key_concepts(normalize_key(phrase)) or self._key_concepts(phrase)
-                if numbers:
-                    for number in numbers:
-                        found[number] = found.get(number, 0) + 1
-                    i += size
-                    break
-            else:
-                i += 1
-        return found
-
-    def _key_concepts(self, key: str) -> list[int]:
-        keys = self.concept_keys
-        low, high = _bisect(keys, key), len(keys)
-        numbers = []
-        while low < high and keys[low] == key:
-            numbers.append(self.key_concepts[low])
-            low += 1
-        return numbers
-
-    def text_terms(self, found: dict[int, int], types: Iterable[str] | None = None) -> dict[int, tuple[float, int, float]]:
-        """`query_terms` for concepts found in a text: each used, with its number of mentions."""
-        allowed = None if types is None else set(types)
-        total, power = len(self.paper_ids), self.scoring["idf_power"]
-        terms_ = {}
-        for concept, mentions in found.items():
-            df = self.concept_ptr[concept + 1] - self.concept_ptr[concept]
-            if not df or (allowed is not None and self.concept_types[concept] not in allowed):
-                continue
-            code = _code("used", mentions)
-            idf = idf_weight(total, df, power)
-            terms_[concept] = (term(code, idf, self.scoring), code, idf)
-        return terms_
-
-    def generic(self, concept: int) -> bool:
-        """A concept too common or too vague to explain a relation ("neural network", "learning
-        rule"): every word of its label generic (`kg.text.words.GENERIC_WORDS`), or, in a corpus
-        of `GENERIC_MIN_PAPERS` or more, on more than `GENERIC_SHARE` of the papers."""
-        papers = len(self.paper_ids)
-        df = self.concept_ptr[concept + 1] - self.concept_ptr[concept]
-        if papers >= GENERIC_MIN_PAPERS and df > GENERIC_SHARE * papers:
-            return True
-        return all(word in VAGUE_WORDS for word in normalize_key(self.concept_labels[concept]).split())
-
-
-_KEY_WORD = re.compile(r"\w+(?:[-'’.]\w+)*")
-MAX_KEY_WORDS = 6
-PHRASE_STRENGTH = math.log(4)  # a pair shown as a phrase occurs at least 4 times as often as chance has it
-GENERIC_SHARE = 0.02
-# Words too vague to explain a relation: the generic words of propagation, and a few words of
-# the field's name that qualify nearly every paper's concepts.
-VAGUE_WORDS = GENERIC_WORDS | frozenset("neural deep machine artificial intelligence rule".split())
-GENERIC_MIN_PAPERS = 200
-
-
-def _bisect(strings: PackedStrings | list[str], key: str) -> int:
+def bisect_strings(strings: PackedStrings | list[str], key: str) -> int:
     """The first position in sorted `strings` not before `key`."""
     low, high = 0, len(strings)
     while low < high:
@@ -577,8 +464,8 @@ def _bisect(strings: PackedStrings | list[str], key: str) -> int:
     return low
 
 
-def _find(strings: PackedStrings | list[str], key: str) -> int | None:
-    position = _bisect(strings, key)
+def find_string(strings: PackedStrings | list[str], key: str) -> int | None:
+    position = bisect_strings(strings, key)
     return position if position < len(strings) and strings[position] == key else None
 
 

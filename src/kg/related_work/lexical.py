@@ -53,13 +53,14 @@ STOP_WORDS = frozenset(
 )
 
 _WORD = re.compile(r"\b\w\w+\b")
+_URL = re.compile(r"(?:https?://|www\.)\S+")  # "github com" is no shared topic
 _CLAUSE_BREAK = re.compile(r"[.,;:!?()\[\]{}\"]+(?:\s|$)|[()\[\]{}]")
 
 
 def words(text: str) -> list[str]:
     """The words of `text` that count: lower case, not stop words, plural folded; not bare numbers."""
     found = []
-    for word in _WORD.findall(text.lower()):
+    for word in _WORD.findall(_URL.sub(" ", text).lower()):
         if word in STOP_WORDS or word.isdigit():
             continue
         found.append(singularize(word))
@@ -105,6 +106,24 @@ def postings(texts: Sequence[str]) -> tuple[list[str], list[list[tuple[int, floa
         norm = K1 * (1.0 - B + B * length / (mean or 1.0))
         rows.append(sorted((number[term], count * (K1 + 1) / (count + norm)) for term, count in row.items() if term in number))
     return vocabulary, rows, [idf(len(texts), df[term]) for term in vocabulary]
+
+
+def joined(phrases: Sequence[str]) -> list[str]:
+    """Pairs that overlap by a word joined into one phrase, in the order given:
+    ["retrieval augmented", "augmented generation"] → ["retrieval augmented generation"]."""
+    result: list[list[str]] = []
+    for phrase in phrases:
+        words_ = phrase.split(" ")
+        for i, done in enumerate(result):
+            if len(words_) == 2 and len(done) >= 2 and done[-1] == words_[0]:
+                result[i] = [*done, words_[1]]
+                break
+            if len(words_) == 2 and len(done) >= 2 and done[0] == words_[1]:
+                result[i] = [words_[0], *done]
+                break
+        else:
+            result.append(words_)
+    return [" ".join(words_) for words_ in result]
 
 
 def phrase_strength(papers: int, pair_df: int, first_df: int, second_df: int) -> float:

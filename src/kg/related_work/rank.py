@@ -35,6 +35,7 @@ from kg.errors import GraphNotFound
 from kg.generations import GraphFolder, resolve
 from kg.graph import GRAPH_FILE, graph_stamp  # kg.graph imports networkx only to make graphs
 from kg.model import parse_types
+from kg.related_work import explain
 from kg.related_work.index import INDEX_FILE, SCORING, RelatedIndex, is_broader, role_of
 from kg.related_work.lookup import PaperLookup
 
@@ -60,7 +61,7 @@ class Reason:
     query_role: str  # "proposed" | "used": the query paper's role for the concept
     candidate_role: str  # the related paper's role
     broader: bool = False  # shared as a broader concept (one side names a narrower one)
-    generic: bool = False  # too common or vague to explain much (`RelatedIndex.generic`): listed last
+    generic: bool = False  # too common or vague to explain much (`kg.related_work.explain.generic`): listed last
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +122,10 @@ class Query:
 
     @classmethod
     def of_text(cls, index: RelatedIndex, text: str, types: Iterable[str] | None = None, vector: Any = None) -> Query:
-        return cls(index.text_terms(index.text_concepts(text), parse_types(types) or None), index.text_words(text), None, vector)
+        from kg.related_work import text_query
+
+        found = text_query.text_concepts(index, text)
+        return cls(text_query.text_terms(index, found, parse_types(types) or None), text_query.text_words(index, text), None, vector)
 
 
 def weights_of(scoring: dict[str, float], signals: Iterable[str]) -> dict[str, float]:
@@ -244,13 +248,13 @@ def related_paper(
                 query_role=role_of(shared.query_code),
                 candidate_role=role_of(shared.candidate_code),
                 broader=is_broader(shared.query_code) or is_broader(shared.candidate_code),
-                generic=index.generic(shared.concept),
+                generic=explain.generic(index, shared.concept),
             )
             for shared in index.shared(candidate, query.concepts)
         ),
         key=lambda reason: reason.generic,  # stable: by contribution within each group
     )
-    words = tuple(word for word, _ in index.shared_words(candidate, query.words, limit=PHRASES))
+    words = tuple(explain.shared_words(index, candidate, query.words, limit=PHRASES))
     return RelatedPaper(index.paper_ids[candidate], index.titles[candidate], score, tuple(reasons), concepts, similarity, lexical, words, lead)
 
 

@@ -1,0 +1,84 @@
+"""Why a paper is related, in words: which shared concepts are generic, and which shared words
+and phrases carried the lexical score (`kg.related_work.rank` shows them as reasons)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from kg.related_work import lexical
+from kg.related_work.index import WEIGHT_SCALE, RelatedIndex, find_string
+from kg.text.vocab import normalize_key
+from kg.text.words import GENERIC_WORDS
+
+PHRASE_STRENGTH = math.log(4)  # a pair shown as a phrase occurs at least 4 times as often as chance has it
+GENERIC_SHARE = 0.02
+GENERIC_MIN_PAPERS = 200
+# Words too vague to explain a relation: the generic words of propagation, and a few words of
+# the field's name that qualify nearly every paper's concepts.
+VAGUE_WORDS = GENERIC_WORDS | frozenset("neural deep machine artificial intelligence rule".split())
+
+
+def shared_words(index: RelatedIndex, candidate: int, words: Iterable[int], *, limit: int = 4) -> list[str]:
+    """The query's terms that carried most of `candidate`'s lexical score, strongest first:
+    pairs of words first, since "policy gradient" says more than "policy" and "gradient"
+    (overlapping pairs joined: "retrieval augmented generation"), and a word already inside
+    a chosen pair left out."""
+    wanted = set(words)
+    start, end = index.paper_term_ptr[candidate], index.paper_term_ptr[candidate + 1]
+    weighted = [
+        (index.paper_term_weights[i] / WEIGHT_SCALE, index.terms[index.paper_terms[i]])
+        for i in range(start, end)
+        if index.paper_terms[i] in wanted
+    ]
+    weighted = [item for item in weighted if (phrase(index, item[1]) if lexical.is_pair(item[1]) else telling(index, item[1]))]
+    weighted.sort(key=lambda item: (not lexical.is_pair(item[1]), -item[0], item[1]))
+    chosen: list[tuple[str, float]] = []
+    covered: set[str] = set()
+    for weight, text in weighted:
+        if len(chosen) == limit:
+            break
+        if lexical.is_pair(text):
+            if weight < 0.5 * (weighted[0][0] if weighted else 0):  # a weak pair is no phrase worth showing
+                continue
+            covered.update(text.split(" "))
+        elif text in covered:
+            continue
+        chosen.append((text, weight))
+    chosen.sort(key=lambda item: -item[1])
+    return lexical.joined([text for text, _ in chosen])
+
+
+def telling(index: RelatedIndex, word: str) -> bool:
+    """Whether one word says something as a reason: three letters or more, and in a corpus of
+    `GENERIC_MIN_PAPERS` or more, on at most `GENERIC_SHARE` of the papers ("deploy",
+    "difficult" are on many and explain nothing)."""
+    if len(word) < 3:
+        return False
+    papers = len(index.paper_ids)
+    number = find_string(index.terms, word)
+    if number is None or papers < GENERIC_MIN_PAPERS:
+        return number is not None
+    return index.term_ptr[number + 1] - index.term_ptr[number] <= GENERIC_SHARE * papers
+
+
+def phrase(index: RelatedIndex, pair: str) -> bool:
+    """Whether a pair of words reads as a phrase, worth showing as a reason (`lexical.phrase_strength`)."""
+    first, second = (find_string(index.terms, word) for word in pair.split(" "))
+    number = find_string(index.terms, pair)
+    if first is None or second is None or number is None:
+        return False
+    df = index.term_ptr.__getitem__
+    strength = lexical.phrase_strength(len(index.paper_ids), df(number + 1) - df(number), df(first + 1) - df(first), df(second + 1) - df(second))
+    return strength >= PHRASE_STRENGTH
+
+
+def generic(index: RelatedIndex, concept: int) -> bool:
+    """A concept too common or too vague to explain a relation ("neural network", "learning
+    rule"): every word of its label generic (`kg.text.words.GENERIC_WORDS`), or, in a corpus
+    of `GENERIC_MIN_PAPERS` or more, on more than `GENERIC_SHARE` of the papers."""
+    papers = len(index.paper_ids)
+    df = index.concept_ptr[concept + 1] - index.concept_ptr[concept]
+    if papers >= GENERIC_MIN_PAPERS and df > GENERIC_SHARE * papers:
+        return True
+    return all(word in VAGUE_WORDS for word in normalize_key(index.concept_labels[concept]).split())
