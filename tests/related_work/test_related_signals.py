@@ -24,6 +24,13 @@ def test_terms_are_words_and_pairs_within_a_clause():
     assert not {"the", "we", "propose", "and"} & set(counts)  # stop words and an abstract's own verbs
 
 
+def test_urls_are_no_words_and_overlapping_pairs_read_as_one_phrase():
+    assert not {"github", "com", "github com"} & set(lexical.terms("Code: https://github.com/a/b and www.x.org/y here"))
+    assert lexical.joined(["retrieval augmented", "augmented generation", "graph"]) == ["retrieval augmented generation", "graph"]
+    assert lexical.joined(["augmented generation", "retrieval augmented"]) == ["retrieval augmented generation"]
+    assert lexical.joined(["policy gradient", "value function"]) == ["policy gradient", "value function"]
+
+
 def test_bm25_weights_follow_the_formula():
     vocabulary, rows, idfs = lexical.postings(["graph graph network", "graph", "network"])
     number = {term: i for i, term in enumerate(vocabulary)}
