@@ -317,7 +317,7 @@ def test_cli_json_schema(out, capsys):
     assert data["signals"] == ["concepts"] and data["warnings"] == []
     assert len(data["results"]) == 1
     result = data["results"][0]
-    assert set(result) == {"id", "title", "score", "reasons", "signals", "words", "lead"}
+    assert set(result) == {"id", "title", "score", "reasons", "signals", "words", "lead", "near"}
     assert result["id"] == "p2" and result["score"] == pytest.approx(expected_scores("p1")["p2"], rel=1e-12)
     assert result["signals"] == {"concepts": result["score"], "lexical": pytest.approx(result["signals"]["lexical"]), "embedding": None}
     assert result["signals"]["lexical"] > 0 and result["words"] == ["memory", "language", "large", "model"] and result["lead"] == "concepts"

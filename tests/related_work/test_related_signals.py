@@ -169,3 +169,32 @@ def test_index_roundtrip_keeps_the_lexical_postings(seeds_build, tmp_path):
     assert list(loaded.terms) == list(built.terms) and list(loaded.concept_keys) == list(built.concept_keys)
     for name in ("term_ptr", "term_papers", "term_weights", "paper_term_ptr", "paper_terms", "paper_term_weights", "key_concepts"):
         assert list(getattr(loaded, name)) == list(getattr(built, name)), name
+
+
+def test_near_concepts_share_a_telling_word_of_their_labels():
+    from kg.graph import build_graph
+    from kg.model import Concept, Mention, Paper, PaperEntities
+
+    links = {
+        "a": [("task/mde", "used", 1), ("method/dnn", "used", 1)],
+        "b": [("task/dc", "used", 1), ("method/dnn", "used", 1)],
+        "c": [("task/asr", "used", 1)],
+    }
+    concepts = [
+        Concept("task/mde", "TASK", "monocular depth estimation"),
+        Concept("task/dc", "TASK", "depth completion"),
+        Concept("task/asr", "TASK", "speech recognition"),
+        Concept("method/dnn", "METHOD", "deep neural network"),
+    ]
+    abstracts = {"a": "Monocular depth estimation with a network.", "b": "Depth completion with a network.", "c": "Speech recognition."}
+    entities = [
+        PaperEntities(pid, tuple(Mention(start=0, end=1, text="x", label=c.split("/")[0].upper(), concept=c, role=role, source="vocab", score=0.9, sent_start=0, sent_end=9)
+                                 for c, role, _ in rows))
+        for pid, rows in links.items()
+    ]  # fmt: skip
+    g = build_graph([Paper(id=pid, title=f"Paper {pid}", abstract=abstracts[pid]) for pid in links], entities, concepts)
+    top = kg.related(g, "a")[0]
+    assert top.id == "b"
+    # The shared concept is a reason; the near one a "≈" with the word they share.
+    assert [r.concept for r in top.reasons] == ["method/dnn"]
+    assert [(n.query_label, n.label, n.word) for n in top.near] == [("monocular depth estimation", "depth completion", "depth")]

@@ -52,6 +52,9 @@ def related(
         presents it as its contribution; "broader": shared as a broader
         concept of one side's narrower one; "generic": too common or vague
         to say much, always listed after the specific ones);
+      ≈ monocular depth estimation ~ depth completion
+        near concepts: one of each paper's, not the same, whose labels share
+        a word found on few papers;
       shared words: "eligibility trace", "value function"
         the words and phrases that carried the word score;
       similar abstract (0.612): "eligibility trace", …
@@ -102,6 +105,8 @@ def render(result: RelatedResult, *, max_reasons: int) -> str:
             lines.append(f"         +{reason.contribution:.3f}  {reason.label} [{reason.type}] ({roles})")
         if len(paper.reasons) > max_reasons:
             lines.append(f"         … {len(paper.reasons) - max_reasons} more shared concepts")
+        for near in paper.near:
+            lines.append(f"         ≈ {near.query_label} ~ {near.label}")
         lines.append("         " + words_line(paper))
     return "\n".join(lines)
 

@@ -31,7 +31,9 @@ def shared_words(index: RelatedIndex, candidate: int, words: Iterable[int], *, l
         for i in range(start, end)
         if index.paper_terms[i] in wanted
     ]
-    weighted = [item for item in weighted if (phrase(index, item[1]) if lexical.is_pair(item[1]) else telling(index, item[1]))]
+    telling_ones = [item for item in weighted if (phrase(index, item[1]) if lexical.is_pair(item[1]) else telling(index, item[1]))]
+    # Only common words in common: say which (the strongest words), rather than seem to share none.
+    weighted = telling_ones or [item for item in weighted if not lexical.is_pair(item[1]) and len(item[1]) >= 3]
     weighted.sort(key=lambda item: (not lexical.is_pair(item[1]), -item[0], item[1]))
     chosen: list[tuple[str, float]] = []
     covered: set[str] = set()
@@ -63,14 +65,17 @@ def telling(index: RelatedIndex, word: str) -> bool:
 
 
 def phrase(index: RelatedIndex, pair: str) -> bool:
-    """Whether a pair of words reads as a phrase, worth showing as a reason (`lexical.phrase_strength`)."""
+    """Whether a pair of words reads as a phrase worth showing as a reason (`lexical.phrase_strength`),
+    and, in a corpus of `GENERIC_MIN_PAPERS` or more, is on at most `GENERIC_SHARE` of the papers."""
     first, second = (find_string(index.terms, word) for word in pair.split(" "))
     number = find_string(index.terms, pair)
     if first is None or second is None or number is None:
         return False
     df = index.term_ptr.__getitem__
-    strength = lexical.phrase_strength(len(index.paper_ids), df(number + 1) - df(number), df(first + 1) - df(first), df(second + 1) - df(second))
-    return strength >= PHRASE_STRENGTH
+    papers, pair_df = len(index.paper_ids), df(number + 1) - df(number)
+    if papers >= GENERIC_MIN_PAPERS and pair_df > GENERIC_SHARE * papers:
+        return False  # a collocation on many papers ("wide range") explains nothing
+    return lexical.phrase_strength(papers, pair_df, df(first + 1) - df(first), df(second + 1) - df(second)) >= PHRASE_STRENGTH
 
 
 def generic(index: RelatedIndex, concept: int) -> bool:
@@ -82,3 +87,36 @@ def generic(index: RelatedIndex, concept: int) -> bool:
     if papers >= GENERIC_MIN_PAPERS and df > GENERIC_SHARE * papers:
         return True
     return all(word in VAGUE_WORDS for word in normalize_key(index.concept_labels[concept]).split())
+
+
+def near_concepts(index: RelatedIndex, query_concepts: Iterable[int], candidate: int, *, limit: int = 2) -> list[tuple[int, int, str]]:
+    """Concepts of the query and of `candidate` that are not the same but whose labels share a
+    telling word ("graph attention network" ≈ "graph convolutional network" share "graph"
+    only if "graph" is on few papers; "monocular depth estimation" ≈ "depth completion"): as
+    (query concept, candidate concept, the word), rarest word first, each concept once."""
+    start, end = index.paper_ptr[candidate], index.paper_ptr[candidate + 1]
+    theirs = [index.paper_concepts[i] for i in range(start, end) if not index.paper_codes[i] & 2]
+    mine = [c for c in query_concepts]
+    exact = set(mine) & set(theirs)
+    words_of = {c: set(lexical.words(index.concept_labels[c])) - VAGUE_WORDS for c in {*mine, *theirs} - exact}
+    found = []
+    for q in mine:
+        if q in exact:
+            continue
+        for c in theirs:
+            if c in exact:
+                continue
+            for word in words_of[q] & words_of[c]:
+                number = find_string(index.terms, word)
+                if number is not None and telling(index, word):
+                    found.append((index.term_ptr[number + 1] - index.term_ptr[number], word, q, c))
+    found.sort()
+    chosen, used = [], set()
+    for _, word, q, c in found:
+        if q in used or c in used:
+            continue
+        used.update((q, c))
+        chosen.append((q, c, word))
+        if len(chosen) == limit:
+            break
+    return chosen

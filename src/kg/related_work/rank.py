@@ -47,7 +47,7 @@ EMBED_META_FILE = "embeddings.json"  # kg.related_work.embed.EMBED_META_FILE, na
 SIGNALS = ("concepts", "lexical", "embedding")
 PHRASES = 4  # shared words shown per result
 
-__all__ = ["INDEX_FILE", "SCORING", "SIGNALS", "Query", "Reason", "RelatedIndex", "RelatedPaper", "RelatedResult", "find_related", "related"]
+__all__ = ["INDEX_FILE", "SCORING", "SIGNALS", "NearConcept", "Query", "Reason", "RelatedIndex", "RelatedPaper", "RelatedResult", "find_related", "related"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +65,18 @@ class Reason:
 
 
 @dataclass(frozen=True, slots=True)
+class NearConcept:
+    """A concept of the query and a different one of the related paper whose labels share a
+    telling word: shown as "≈" reasons (`kg.related_work.explain.near_concepts`)."""
+
+    query_concept: str
+    query_label: str
+    concept: str
+    label: str
+    word: str
+
+
+@dataclass(frozen=True, slots=True)
 class RelatedPaper:
     id: str
     title: str
@@ -75,6 +87,7 @@ class RelatedPaper:
     lexical: float = 0.0  # the lexical (BM25) score
     words: tuple[str, ...] = ()  # shared words and phrases that carried the lexical score, strongest first
     lead: str = "concepts"  # the signal that added most to the score (of SIGNALS)
+    near: tuple[NearConcept, ...] = ()  # near, not shared, concepts
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -255,7 +268,10 @@ def related_paper(
         key=lambda reason: reason.generic,  # stable: by contribution within each group
     )
     words = tuple(explain.shared_words(index, candidate, query.words, limit=PHRASES))
-    return RelatedPaper(index.paper_ids[candidate], index.titles[candidate], score, tuple(reasons), concepts, similarity, lexical, words, lead)
+    own = [c for c, (_, code, _) in query.concepts.items() if not is_broader(code)]
+    labels, ids = index.concept_labels, index.concept_ids
+    near = tuple(NearConcept(ids[q], labels[q], ids[c], labels[c], word) for q, c, word in explain.near_concepts(index, own, candidate))
+    return RelatedPaper(index.paper_ids[candidate], index.titles[candidate], score, tuple(reasons), concepts, similarity, lexical, words, lead, near)
 
 
 # -- public functions ----------------------------------------------------------------------
