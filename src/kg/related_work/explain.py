@@ -93,12 +93,15 @@ def near_concepts(index: RelatedIndex, query_concepts: Iterable[int], candidate:
     """Concepts of the query and of `candidate` that are not the same but whose labels share a
     telling word ("graph attention network" ≈ "graph convolutional network" share "graph"
     only if "graph" is on few papers; "monocular depth estimation" ≈ "depth completion"): as
-    (query concept, candidate concept, the word), rarest word first, each concept once."""
+    (query concept, candidate concept, the word), rarest word first, each concept once. A head
+    word both labels end with does not count: it names the kind of thing, not which."""
     start, end = index.paper_ptr[candidate], index.paper_ptr[candidate + 1]
     theirs = [index.paper_concepts[i] for i in range(start, end) if not index.paper_codes[i] & 2]
     mine = [c for c in query_concepts]
     exact = set(mine) & set(theirs)
-    words_of = {c: set(lexical.words(index.concept_labels[c])) - VAGUE_WORDS for c in {*mine, *theirs} - exact}
+    label_words = {c: lexical.words(index.concept_labels[c]) for c in {*mine, *theirs} - exact}
+    words_of = {c: set(words) - VAGUE_WORDS for c, words in label_words.items()}
+    head = {c: words[-1] if words else "" for c, words in label_words.items()}
     found = []
     for q in mine:
         if q in exact:
@@ -107,6 +110,8 @@ def near_concepts(index: RelatedIndex, query_concepts: Iterable[int], candidate:
             if c in exact:
                 continue
             for word in words_of[q] & words_of[c]:
+                if word == head[q] == head[c]:
+                    continue  # the head alone: "code generation" is no kind of "retrieval-augmented generation"
                 number = find_string(index.terms, word)
                 if number is not None and telling(index, word):
                     found.append((index.term_ptr[number + 1] - index.term_ptr[number], word, q, c))
