@@ -13,8 +13,12 @@ The eligible queries are split in two halves by a seeded shuffle: ``--split tune
 from the first (use it with ``--variants`` to choose parameters), ``--split report`` (the
 default) from the second, so reported figures come from queries the choice never saw.
 
-Prints nDCG@10 and MAP@10 with 95% bootstrap intervals, and paired differences (kg with
-embeddings against each baseline, each kg method against TF-IDF).
+Prints, in one run, nDCG@10 and MAP@10 with 95% bootstrap intervals of kg's default (concepts
++ words + embeddings), kg without the embed extra (concepts + words), concepts only, kg's
+words alone, kg without each of concepts and words, and the baselines; then paired
+differences of the three kg rankings against each baseline. ``--variants`` adds concept-score
+variants and fusion weights (for the tune half). Other candidate signals (graph walks,
+soft concepts, feedback): ``bench/related_signals.py``.
 
     .venv/bin/python -P bench/related_eval.py --graph /work/bench-data/graph-30k --queries 1000
 

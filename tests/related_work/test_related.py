@@ -372,7 +372,7 @@ def test_cli_help_documents_options(capsys):
     text = capsys.readouterr().out
     for option in ("--top", "--types", "--graph", "--json", "--reasons", "--no-embeddings", "--concepts-only", "--text", "--file"):
         assert option in text
-    for notation in ("(used/proposed)", '"broader"', '"generic"', "shared words:", "similar abstract (0.612)", "signals"):
+    for notation in ("(used/proposed)", '"broader"', '"generic"', "≈ ", "shared words:", "similar abstract (0.612)", "signals"):
         assert notation in text
 
 
