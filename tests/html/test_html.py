@@ -393,7 +393,7 @@ def test_each_paper_carries_its_related_papers_as_kg_related_ranks_them(make_gra
         # The strongest shared concepts first, as references to concept nodes.
         assert [[nodes[c]["id"] for c in entry[2]] for entry in got] == [[f"concept:{x.concept}" for x in r.reasons[:3]] for r in expected]
         assert all(entry[3] is None for entry in got)  # no embeddings: concepts and words
-        assert [entry[4:] for entry in got] == [[list(r.words), r.lead] for r in expected]
+        assert [entry[4:] for entry in got] == [[list(r.words), r.by_similarity] for r in expected]
     p2 = next(node for node in nodes if node["id"] == "paper:p2")["kg"]
     assert [nodes[entry[0]]["id"] for entry in p2["related"]] == ["paper:p3", "paper:p1"]  # ImageNet and GNN beat GNN alone
 

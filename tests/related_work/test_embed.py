@@ -252,7 +252,7 @@ def test_one_ranker_for_kg_related_the_api_and_the_page(embedded_out):
         got = node["kg"]["related"]
         assert [nodes[ref]["id"] for ref, *_ in got] == [f"paper:{r.id}" for r in api]
         assert [entry[3] for entry in got] == [round(r.similarity, 3) for r in api]
-        assert [entry[4:] for entry in got] == [[list(r.words), r.lead] for r in api]
+        assert [entry[4:] for entry in got] == [[list(r.words), r.by_similarity] for r in api]
     alone = kg.related(graph, "HippoRAG 2", top=8, use_embeddings=False)
     assert alone and all(r.similarity is None for r in alone)
 

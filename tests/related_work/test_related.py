@@ -234,8 +234,9 @@ def test_types_filter_counts_only_those_concepts(graph):
     assert [r.id for r in results] == ["p5"]
     assert [r.concept for r in results[0].reasons] == ["task/anomaly-detection"]
     assert [r.id for r in kg.related(graph, "p1", types=["DATASET"], signals=("concepts",))] == []
-    # The types restrict the concepts; the words still count.
-    assert [r.reasons for r in kg.related(graph, "p1", types=["DATASET"])] == [(), (), ()]
+    # With all signals too, a result must share a concept of those types.
+    assert kg.related(graph, "p1", types=["DATASET"]) == []
+    assert [r.id for r in kg.related(graph, "p4", types=["TASK"])] == ["p5"]
     with pytest.raises(ValueError, match="unknown concept type 'TOOL'"):
         kg.related(graph, "p1", types=["TOOL"])
 
@@ -304,9 +305,10 @@ def test_cli_text(out, capsys):
     assert lines[3].startswith("         +") and lines[3].endswith("  HippoRAG [METHOD] (proposed/used)")
     assert lines[4].endswith("  retrieval-augmented generation [TASK] (used/used)")
     assert lines[5] == "         … 1 more shared concepts"
-    assert lines[6] == '         shared words: "memory", "language", "large", "model"'  # of the two titles
-    assert lines[7] == f"  2. {s3}  p3  {TITLES['p3']}"
-    assert len(lines) == 11
+    assert lines[6] == f"  2. {s3}  p3  {TITLES['p3']}"  # no words line: they played no part
+    assert len(lines) == 9
+    assert main(["related", "HippoRAG", "--graph", str(out), "--top", "1", "--reasons", "0"]) == 0
+    assert capsys.readouterr().out.splitlines()[4] == '         shared words: "memory", "language", "large", "model"'  # of the two titles
 
 
 def test_cli_json_schema(out, capsys):

@@ -129,7 +129,7 @@ def test_kg_related_file_and_stdin(seeds_build, tmp_path, capsys, monkeypatch):
     draft.write_text(text, encoding="utf-8")
     assert main(["related", "--file", str(draft), "--graph", str(out), "--json"]) == 0
     from_file = json.loads(capsys.readouterr().out)
-    monkeypatch.setattr("sys.stdin", io.StringIO(text))
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(text.encode("utf-8")), encoding="utf-8"))
     assert main(["related", "--file", "-", "--graph", str(out), "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == from_file
     assert from_file["query"]["id"] is None and from_file["results"][0]["id"] == index.paper_ids[5]
@@ -198,3 +198,57 @@ def test_near_concepts_share_a_telling_word_of_their_labels():
     # The shared concept is a reason; the near one a "≈" with the word they share.
     assert [r.concept for r in top.reasons] == ["method/dnn"]
     assert [(n.query_label, n.label, n.word) for n in top.near] == [("monocular depth estimation", "depth completion", "depth")]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"RAG \xff\xfe memory", "not UTF-8 text (byte 4)"),
+        (b"RAG\x00memory", "not text (a NUL byte at character 3)"),
+        (b"x" * 800_001, "is over 800,000 bytes"),
+    ],
+)
+def test_a_file_that_is_not_a_text_is_a_usage_error(seeds_build, tmp_path, capsys, content, message):
+    draft = tmp_path / "draft.bin"
+    draft.write_bytes(content)
+    assert main(["related", "--file", str(draft), "--graph", str(seeds_build.out)]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_undecodable_argv_bytes_and_control_characters_in_a_text(seeds_build, capsys):
+    assert main(["related", "--text", "retrieval-augmented generation \udcff\x1b[2J memory", "--graph", str(seeds_build.out), "-k", "1"]) == 0
+    head = capsys.readouterr().out.splitlines()[0]
+    assert "\x1b" not in head and "\udcff" not in head and head.startswith("Related to the text: retrieval-augmented generation")
+
+
+def test_an_index_made_under_other_word_rules_is_stale(seeds_build, monkeypatch):
+    assert rel.open_index(seeds_build.out)[1] == "index"
+    monkeypatch.setattr(rel, "LEXICAL_RULES", "other rules")
+    assert rel.open_index(seeds_build.out)[1] == "graph"  # rebuilt from graph.json, not trusted
+
+
+def test_signals_are_checked(seeds_build):
+    graph = kg.load(seeds_build.out)
+    pid = rel.index_of(graph).paper_ids[0]
+    for bad, message in (("concepts", "not one string"), (["bogus"], "unknown signal 'bogus'"), ([], "no signal chosen")):
+        with pytest.raises(ValueError, match=message):
+            kg.related(graph, pid, signals=bad)
+
+
+def test_an_acronym_inside_a_compound_is_found(seeds_index):
+    index = seeds_index
+    llm = [n for n in range(len(index.concept_ids)) if "LLM" in (index.concept_labels[n], )]
+    rag = next(n for n in range(len(index.concept_ids)) if index.concept_labels[n] == "retrieval-augmented generation")
+    assert rag in text_query.text_concepts(index, "A RAG-based pipeline.")
+    assert all(n in text_query.text_concepts(index, "LLM-based agents") for n in llm)
+
+
+def test_a_name_is_never_generic_for_its_words():
+    from kg.related_work import explain
+
+    class Tiny:
+        paper_ids = ["a", "b"]
+        concept_ptr = [0, 1, 2]
+        concept_labels = ["Natural Questions", "natural question"]
+
+    assert not explain.generic(Tiny, 0) and explain.generic(Tiny, 1)

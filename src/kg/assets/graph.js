@@ -626,13 +626,13 @@
           item.appendChild(chip(other, other.kg.title));
           var why = item.appendChild(el("div", "kg-why"));
           // entry: [paper, score, [shared concepts, specific first], cosine of the abstracts or null,
-          //         [shared words and phrases], the signal that led the score]
+          //         [shared words and phrases], whether the similarity explains it (kg related's rule)]
           if (entry[2].length) {
             why.appendChild(el("span", "kg-meta", "shares "));
             entry[2].forEach(function (ref) { why.appendChild(chip(refs[ref])); });
           }
           var words = (entry[4] || []).map(function (word) { return "“" + word + "”"; }).join(", ");
-          var bySimilarity = entry[3] !== null && (entry[5] === "embedding" || !entry[2].length);
+          var bySimilarity = entry[5] === true;
           var line = bySimilarity ? "similar abstract" + (words ? ": " + words : ", no word in common")
             : (words ? "shared words: " + words : (entry[2].length ? "" : "no concept or word shared"));
           if (line) why.appendChild(el("div", "kg-meta", line));

@@ -19,9 +19,9 @@ if TYPE_CHECKING:
 @click.command()
 @click.argument("paper", required=False)
 @click.option("--text", "text", metavar="TEXT", help='Rank the corpus against this text instead of a paper of it: "title. abstract" of a draft, a review, a paper just read.')
-@click.option("--file", "text_file", type=click.File("r", encoding="utf-8", errors="replace"), help="Like --text, with the text read from this file (- for standard input).")
+@click.option("--file", "text_file", type=click.File("rb"), help="Like --text, with the text read from this UTF-8 file (- for standard input).")
 @click.option("-k", "--top", default=10, show_default=True, type=click.IntRange(min=1), help="How many related papers.")
-@types_option("Count only shared concepts of these types")
+@types_option("Only papers sharing a concept of these types, and only those concepts counted")
 @graph_option
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 @click.option("--reasons", "max_reasons", default=5, show_default=True, type=click.IntRange(min=0), help="Shared concepts shown per result (text output; --json shows all).")
@@ -59,7 +59,7 @@ def related(
         the words and phrases that carried the word score;
       similar abstract (0.612): "eligibility trace", …
         said instead when the embedding similarity (the cosine, in
-        brackets) carried the result.
+        brackets) led the score, or no specific concept is shared.
 
     A text is matched against the corpus's concept labels and words, and
     embedded with the model that made the stored embeddings when it is
@@ -75,9 +75,12 @@ def related(
     if paper is not None:
         result = find_related(graph_dir, paper, top=top, types=types, use_embeddings=not no_embeddings, signals=signals)
     else:
-        content = text if text is not None else text_file.read()
+        content = text if text is not None else read_text_file(text_file)
+        where = "--text" if text is not None else f"--file {getattr(text_file, 'name', '-')}"
         if not content.strip():
-            raise click.UsageError(f"{'--text' if text is not None else '--file ' + text_file.name} is empty: nothing to rank against")
+            raise click.UsageError(f"{where} is empty: nothing to rank against")
+        if len(content) > MAX_TEXT:
+            raise click.UsageError(f"{where} holds {len(content):,} characters: a text to rank against is at most {MAX_TEXT:,} (a paper's title and abstract, or a draft)")
         result = find_related_text(graph_dir, content, top=top, types=types, use_embeddings=not no_embeddings, signals=signals)
     for warning in result.warnings:
         click.echo(f"Warning: {warning}", err=True)
@@ -85,6 +88,26 @@ def related(
         click.echo(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
     else:
         click.echo(render(result, max_reasons=max_reasons))
+
+
+MAX_TEXT = 200_000  # characters: a whole draft fits; matching costs ~0.2 s per 10,000 on 7,000 papers
+
+
+def read_text_file(handle) -> str:
+    """The file's text, UTF-8 (a byte-order mark allowed); else a usage error naming the file and
+    what is wrong. At most `MAX_TEXT` characters' worth of bytes is read, so /dev/zero stops."""
+    limit = 4 * MAX_TEXT  # UTF-8 takes at most 4 bytes a character
+    name = getattr(handle, "name", "-")
+    data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise click.UsageError(f"--file {name} is over {limit:,} bytes: a text to rank against is at most {MAX_TEXT:,} characters")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise click.UsageError(f"--file {name}: not UTF-8 text (byte {error.start:,})") from None
+    if "\x00" in text:
+        raise click.UsageError(f"--file {name}: not text (a NUL byte at character {text.index(chr(0)):,})")
+    return text
 
 
 SIGNAL_WORDS = {"concepts": "shared concepts", "lexical": "shared words", "embedding": "embedding similarity"}
@@ -96,6 +119,7 @@ def render(result: RelatedResult, *, max_reasons: int) -> str:
     lines = [f"Related to {query}"]
     used = [SIGNAL_WORDS[name] for name in result.signals]
     lines.append("  by " + (", ".join(used[:-1]) + " and " + used[-1] if len(used) > 1 else used[0]))
+    show_words = "lexical" in result.signals or "embedding" in result.signals  # not for --concepts-only
     if not result.results:
         lines.append("  (no paper shares a concept or a word with it)")
     for rank, paper in enumerate(result.results, start=1):
@@ -107,13 +131,14 @@ def render(result: RelatedResult, *, max_reasons: int) -> str:
             lines.append(f"         … {len(paper.reasons) - max_reasons} more shared concepts")
         for near in paper.near:
             lines.append(f"         ≈ {near.query_label} ~ {near.label}")
-        lines.append("         " + words_line(paper))
+        if show_words:
+            lines.append("         " + words_line(paper))
     return "\n".join(lines)
 
 
 def words_line(paper) -> str:
     """What the words say: the shared phrases, and whether the abstracts' similarity carried it."""
     quoted = ", ".join(f'"{word}"' for word in paper.words)
-    if paper.similarity is not None and (paper.lead == "embedding" or not paper.specific_reasons):
+    if paper.by_similarity:
         return f"similar abstract ({paper.similarity:.3f}): {quoted}" if quoted else f"similar abstract ({paper.similarity:.3f}), no word in common"
     return f"shared words: {quoted}" if quoted else "no word in common"

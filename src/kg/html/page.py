@@ -206,7 +206,7 @@ def _node_records(
 def _panel_data(
     source: nx.DiGraph, graph: nx.DiGraph, records: list[dict[str, Any]], counts: dict[str, int], embeddings: Any = None
 ) -> dict[str, Any]:
-    """Fill each drawn paper's ``related`` ([paper, score, [concepts], similarity or None, [words], lead]),
+    """Fill each drawn paper's ``related`` ([paper, score, [concepts], similarity or None, [words], by similarity]),
     ``more`` (concepts it mentions that are not drawn) and ``more_proposed``; returns the extras
     and the hierarchy (narrower, broader) among every concept referred to. Related papers are
     ranked as `kg related` ranks them, with `embeddings` (a `kg.related_work.embed.Embeddings`)
@@ -231,7 +231,7 @@ def _panel_data(
         info["related"] = [
             [refs(paper_key(result.id)), round(result.score, 3),
              [refs(concept_key(reason.concept)) for reason in result.reasons[:RELATED_REASONS]],
-             None if result.similarity is None else round(result.similarity, 3), list(result.words), result.lead]
+             None if result.similarity is None else round(result.similarity, 3), list(result.words), result.by_similarity]
             for result in ranker.rank(number[key], top=RELATED, embeddings=vectors)
         ]  # fmt: skip
         targets = succ[key]

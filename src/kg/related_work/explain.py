@@ -23,25 +23,25 @@ def shared_words(index: RelatedIndex, candidate: int, words: Iterable[int], *, l
     """The query's terms that carried most of `candidate`'s lexical score, strongest first:
     pairs of words first, since "policy gradient" says more than "policy" and "gradient"
     (overlapping pairs joined: "retrieval augmented generation"), and a word already inside
-    a chosen pair left out."""
+    a chosen pair left out. Common words are left out too, unless they are all it shares."""
     wanted = set(words)
     start, end = index.paper_term_ptr[candidate], index.paper_term_ptr[candidate + 1]
     weighted = [
-        (index.paper_term_weights[i] / WEIGHT_SCALE, index.terms[index.paper_terms[i]])
+        (index.paper_term_weights[i] / WEIGHT_SCALE, index.terms[index.paper_terms[i]], index.paper_terms[i])
         for i in range(start, end)
         if index.paper_terms[i] in wanted
     ]
-    telling_ones = [item for item in weighted if (phrase(index, item[1]) if lexical.is_pair(item[1]) else telling(index, item[1]))]
+    telling_ones = [item for item in weighted if (phrase(index, item[1], item[2]) if lexical.is_pair(item[1]) else telling(index, item[1], item[2]))]
     # Only common words in common: say which (the strongest words), rather than seem to share none.
-    weighted = telling_ones or [item for item in weighted if not lexical.is_pair(item[1]) and len(item[1]) >= 3]
+    weighted = telling_ones or [item for item in weighted if not lexical.is_pair(item[1])]
     weighted.sort(key=lambda item: (not lexical.is_pair(item[1]), -item[0], item[1]))
     chosen: list[tuple[str, float]] = []
     covered: set[str] = set()
-    for weight, text in weighted:
+    for weight, text, _ in weighted:
         if len(chosen) == limit:
             break
         if lexical.is_pair(text):
-            if weight < 0.5 * (weighted[0][0] if weighted else 0):  # a weak pair is no phrase worth showing
+            if weight < 0.5 * weighted[0][0]:  # a weak pair is no phrase worth showing
                 continue
             covered.update(text.split(" "))
         elif text in covered:
@@ -51,42 +51,54 @@ def shared_words(index: RelatedIndex, candidate: int, words: Iterable[int], *, l
     return lexical.joined([text for text, _ in chosen])
 
 
-def telling(index: RelatedIndex, word: str) -> bool:
-    """Whether one word says something as a reason: three letters or more, and in a corpus of
-    `GENERIC_MIN_PAPERS` or more, on at most `GENERIC_SHARE` of the papers ("deploy",
+def papers_with(index: RelatedIndex, number: int) -> int:
+    return index.term_ptr[number + 1] - index.term_ptr[number]
+
+
+def term_number(index: RelatedIndex, word: str) -> int | None:
+    """`find_string` in the vocabulary, remembered per index: the page asks for the same words often."""
+    cache = index.__dict__.setdefault("_term_numbers", {})
+    if word not in cache:
+        cache[word] = find_string(index.terms, word)
+    return cache[word]
+
+
+def telling(index: RelatedIndex, word: str, number: int) -> bool:
+    """Whether one word (term `number`) says something as a reason: three letters or more, and in
+    a corpus of `GENERIC_MIN_PAPERS` or more, on at most `GENERIC_SHARE` of the papers ("deploy",
     "difficult" are on many and explain nothing)."""
     if len(word) < 3:
         return False
     papers = len(index.paper_ids)
-    number = find_string(index.terms, word)
-    if number is None or papers < GENERIC_MIN_PAPERS:
-        return number is not None
-    return index.term_ptr[number + 1] - index.term_ptr[number] <= GENERIC_SHARE * papers
+    return papers < GENERIC_MIN_PAPERS or papers_with(index, number) <= GENERIC_SHARE * papers
 
 
-def phrase(index: RelatedIndex, pair: str) -> bool:
-    """Whether a pair of words reads as a phrase worth showing as a reason (`lexical.phrase_strength`),
-    and, in a corpus of `GENERIC_MIN_PAPERS` or more, is on at most `GENERIC_SHARE` of the papers."""
-    first, second = (find_string(index.terms, word) for word in pair.split(" "))
-    number = find_string(index.terms, pair)
-    if first is None or second is None or number is None:
+def phrase(index: RelatedIndex, pair: str, number: int) -> bool:
+    """Whether a pair of words (term `number`) reads as a phrase worth showing as a reason
+    (`lexical.phrase_strength`), and, in a corpus of `GENERIC_MIN_PAPERS` or more, is on at most
+    `GENERIC_SHARE` of the papers."""
+    first, second = (term_number(index, word) for word in pair.split(" "))
+    if first is None or second is None:
         return False
-    df = index.term_ptr.__getitem__
-    papers, pair_df = len(index.paper_ids), df(number + 1) - df(number)
+    papers, pair_df = len(index.paper_ids), papers_with(index, number)
     if papers >= GENERIC_MIN_PAPERS and pair_df > GENERIC_SHARE * papers:
         return False  # a collocation on many papers ("wide range") explains nothing
-    return lexical.phrase_strength(papers, pair_df, df(first + 1) - df(first), df(second + 1) - df(second)) >= PHRASE_STRENGTH
+    return lexical.phrase_strength(papers, pair_df, papers_with(index, first), papers_with(index, second)) >= PHRASE_STRENGTH
 
 
 def generic(index: RelatedIndex, concept: int) -> bool:
     """A concept too common or too vague to explain a relation ("neural network", "learning
-    rule"): every word of its label generic (`kg.text.words.GENERIC_WORDS`), or, in a corpus
-    of `GENERIC_MIN_PAPERS` or more, on more than `GENERIC_SHARE` of the papers."""
+    rule"): in a corpus of `GENERIC_MIN_PAPERS` or more, on more than `GENERIC_SHARE` of the
+    papers; or, written in lower case (not a name), every word of its label vague
+    (`VAGUE_WORDS`)."""
     papers = len(index.paper_ids)
     df = index.concept_ptr[concept + 1] - index.concept_ptr[concept]
     if papers >= GENERIC_MIN_PAPERS and df > GENERIC_SHARE * papers:
         return True
-    return all(word in VAGUE_WORDS for word in normalize_key(index.concept_labels[concept]).split())
+    label = index.concept_labels[concept]
+    if any(ch.isupper() for ch in label):
+        return False  # a name ("Natural Questions", "Neural Processes"), whatever its words
+    return all(word in VAGUE_WORDS for word in normalize_key(label).split())
 
 
 def near_concepts(index: RelatedIndex, query_concepts: Iterable[int], candidate: int, *, limit: int = 2) -> list[tuple[int, int, str]]:
@@ -112,9 +124,9 @@ def near_concepts(index: RelatedIndex, query_concepts: Iterable[int], candidate:
             for word in words_of[q] & words_of[c]:
                 if word == head[q] == head[c]:
                     continue  # the head alone: "code generation" is no kind of "retrieval-augmented generation"
-                number = find_string(index.terms, word)
-                if number is not None and telling(index, word):
-                    found.append((index.term_ptr[number + 1] - index.term_ptr[number], word, q, c))
+                number = term_number(index, word)
+                if number is not None and telling(index, word, number):
+                    found.append((papers_with(index, number), word, q, c))
     found.sort()
     chosen, used = [], set()
     for _, word, q, c in found:

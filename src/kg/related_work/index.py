@@ -18,8 +18,8 @@ narrower ones (two kinds of segmentation) is not shared. The parameters (`SCORIN
 chosen by ``bench/related_eval.py --split tune --variants``, which prints the others.
 
 `kg build` writes the index as ``related.idx`` (a versioned JSON header, then packed arrays,
-mapped at query time), so that `kg related` answers without loading graph.json, networkx
-or spaCy. This module ranks concepts only; `kg.related_work.rank` fuses embeddings and formats results.
+mapped at query time: `kg related` loads no graph.json, networkx or spaCy). It also holds the
+word postings (`kg.related_work.lexical`); `kg.related_work.rank` fuses the signals.
 """
 
 from __future__ import annotations
@@ -37,7 +37,6 @@ from typing import TYPE_CHECKING, Any
 
 from kg.related_work import lexical
 from kg.related_work.lookup import fold_titles, one_line, paper_id
-from kg.text.vocab import normalize_key
 from kg.util.atomic import atomic_open
 
 if TYPE_CHECKING:  # networkx is imported only by the graph fallback: it costs ~0.4 s
@@ -45,7 +44,7 @@ if TYPE_CHECKING:  # networkx is imported only by the graph fallback: it costs ~
 
 INDEX_FILE = "related.idx"
 INDEX_FORMAT = "kg-related-index"
-INDEX_VERSION = 6  # bump when the layout or the scoring formula changes: older indexes are then stale
+INDEX_VERSION = 7  # bump when the layout or the scoring formula changes: older indexes are then stale
 MAGIC = b"KGRELIDX"
 BROADER_DEPTH = 2  # broader concepts reached in at most this many skos:broader steps
 
@@ -59,22 +58,6 @@ SCORING: dict[str, float] = {
 Numbers = array.array | memoryview  # packed ints: built in memory, or viewed in a mapped file
 # Lexical weights are stored as ints (`_csr` and `_transpose` move ints): idf × BM25 weight × this.
 WEIGHT_SCALE = 1 << 16
-
-MIN_KEY_LETTERS = 4  # shorter labels ("RL", "GAN") are matched in a text only in their own case
-
-
-def label_keys(data: dict[str, Any]) -> set[str]:
-    """The keys a text names a concept by (`kg related --text`): its labels as
-    `kg.text.vocab.normalize_key` folds them; a short one (an acronym) keeps its case."""
-    keys = set()
-    for label in [data.get("label") or "", *(data.get("alt_labels") or ())]:
-        key = normalize_key(label)
-        if sum(ch.isalpha() for ch in key) >= MIN_KEY_LETTERS:
-            keys.add(key)
-        elif key and label.strip():
-            keys.add(label.strip())  # exact case: "RL", "GAN"
-    return keys
-
 
 # A posting's code packs the mention count, whether the concept came through a narrower one,
 # and the role into one int: mentions << MENTIONS_SHIFT | BROADER_BIT | PROPOSED_BIT.
@@ -187,6 +170,7 @@ class RelatedIndex:
         key_concepts: Numbers,
         scoring: dict[str, float],
         folded_titles: str | None = None,
+        lexical_rules: str | None = lexical.SIGNATURE,
     ) -> None:
         self.paper_ids = paper_ids
         self.titles = titles
@@ -212,6 +196,7 @@ class RelatedIndex:
         self.concept_keys = concept_keys
         self.key_concepts = key_concepts
         self.scoring = dict(scoring)
+        self.lexical_rules = lexical_rules  # `lexical.SIGNATURE` of the rules that made the word postings
         self.mean_length = (sum(lengths) / len(lengths)) if len(lengths) else 1.0
         # Stored with the index so that `kg.related_work.lookup` need not fold every title on each query.
         self.folded_titles = fold_titles(titles) if folded_titles is None else folded_titles
@@ -263,7 +248,7 @@ class RelatedIndex:
         vocabulary, rows, idfs = lexical.postings([lexical.paper_text(data.get("title"), data.get("abstract")) for _, data in papers])
         paper_term_ptr, paper_terms, paper_term_weights = _csr([[(term, round(idfs[term] * weight * WEIGHT_SCALE)) for term, weight in row] for row in rows])
         term_ptr, term_papers, term_weights = _transpose(paper_term_ptr, paper_terms, paper_term_weights, len(vocabulary))
-        keys = sorted({(key, number) for number, (_, data) in enumerate(concepts) for key in label_keys(data)})
+        keys = sorted({(key, number) for number, (_, data) in enumerate(concepts) for key in lexical.label_keys(data)})
         return cls(
             paper_ids=[paper_id(key, data) for key, data in papers],
             titles=[one_line(data.get("title")) for _, data in papers],
@@ -317,6 +302,7 @@ class RelatedIndex:
             "version": INDEX_VERSION,
             "graph": graph_stamp,
             "scoring": self.scoring,
+            "lexical": self.lexical_rules,
             "papers": {"ids": self.paper_ids, "titles": self.titles, "folded_titles": self.folded_titles},
             "arrays": layout,
         }
@@ -359,6 +345,7 @@ class RelatedIndex:
             titles=header["papers"]["titles"],
             folded_titles=header["papers"]["folded_titles"],
             scoring=header["scoring"],
+            lexical_rules=header.get("lexical"),
             **strings,
             **arrays,
         )

@@ -17,12 +17,16 @@ embedding model; `kg.related_work.rank` fuses it.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import math
 import re
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
-from kg.text.vocab import singularize
+from kg.text.markup import mask_markup  # URLs, HTML and LaTeX are no shared topic ("github com", "script")
+from kg.text.vocab import normalize_key, singularize
 
 K1 = 1.2
 B = 0.75
@@ -53,29 +57,47 @@ STOP_WORDS = frozenset(
 )
 
 _WORD = re.compile(r"\b\w\w+\b")
-_URL = re.compile(r"(?:https?://|www\.)\S+")  # "github com" is no shared topic
 _CLAUSE_BREAK = re.compile(r"[.,;:!?()\[\]{}\"]+(?:\s|$)|[()\[\]{}]")
 
 
+def _signature() -> str:
+    """What makes a paper's terms and weights, and the concept keys: an index written under other rules is stale."""
+    rules = [sorted(STOP_WORDS), K1, B, MIN_PAIR_PAPERS, _WORD.pattern, _CLAUSE_BREAK.pattern, "mask_markup, then clauses, singularize", KEY_WORD.pattern, MIN_KEY_LETTERS]
+    return hashlib.sha256(repr(rules).encode("utf-8")).hexdigest()[:16]
+
+
 def words(text: str) -> list[str]:
-    """The words of `text` that count: lower case, not stop words, plural folded; not bare numbers."""
-    found = []
-    for word in _WORD.findall(_URL.sub(" ", text).lower()):
-        if word in STOP_WORDS or word.isdigit():
-            continue
-        found.append(singularize(word))
-    return found
+    """The words of `text` that count: lower case, not stop words, plural folded; not bare
+    numbers; nothing from URLs, HTML or LaTeX."""
+    return _words(mask_markup(text))
+
+
+def _words(text: str) -> list[str]:
+    return [_singular(word) for word in _WORD.findall(text.lower()) if word not in STOP_WORDS and not word.isdigit()]
+
+
+@functools.lru_cache(maxsize=1 << 18)  # a corpus repeats its words: fold each once
+def _singular(word: str) -> str:
+    return singularize(word)
 
 
 def terms(text: str) -> Counter[str]:
     """Every term of `text` with its count: words, and pairs of words next to each other within
     a clause ("policy gradient"; never across a full stop, a comma or a bracket)."""
+    return _counted(text)[0]
+
+
+def _counted(text: str) -> tuple[Counter[str], int]:
+    """`terms(text)`, and how many words it has (BM25's length)."""
     counts: Counter[str] = Counter()
-    for clause in _CLAUSE_BREAK.split(text):
-        found = words(clause)
+    length = 0
+    for clause in _CLAUSE_BREAK.split(mask_markup(text)):  # masked first: a URL's dots are no clause breaks
+        found = _words(clause)
+        length += len(found)
         counts.update(found)
-        counts.update(f"{a} {b}" for a, b in zip(found, found[1:], strict=False))
-    return counts
+        if len(found) > 1:
+            counts.update(map(" ".join, zip(found, found[1:], strict=False)))
+    return counts, length
 
 
 def is_pair(term: str) -> bool:
@@ -93,8 +115,7 @@ def paper_text(title: str | None, abstract: str | None) -> str:
 def postings(texts: Sequence[str]) -> tuple[list[str], list[list[tuple[int, float]]], list[float]]:
     """BM25 postings of the papers' texts: the sorted vocabulary, each paper's (term, weight)
     row sorted by term number, and each term's idf."""
-    counted = [terms(text) for text in texts]
-    lengths = [sum(count for term, count in row.items() if not is_pair(term)) for row in counted]
+    counted, lengths = zip(*map(_counted, texts), strict=True) if texts else ((), ())
     mean = (sum(lengths) / len(lengths)) if lengths else 1.0
     df: Counter[str] = Counter()
     for row in counted:
@@ -131,3 +152,25 @@ def phrase_strength(papers: int, pair_df: int, first_df: int, second_df: int) ->
     mutual information of the papers having them): "model free" is a phrase, "provide
     substantial" is not."""
     return math.log(papers * pair_df / max(first_df * second_df, 1))
+
+
+# The words of a label or a text as `kg related --text` matches them: a hyphen separates
+# ("LLM-based" holds "LLM"; "retrieval-augmented" is keyed "retrieval augmented" anyway).
+KEY_WORD = re.compile(r"\w+(?:['’.]\w+)*")
+MIN_KEY_LETTERS = 4  # shorter labels ("RL", "GAN") are matched in a text only in their own case
+
+
+def label_keys(data: dict[str, Any]) -> set[str]:
+    """The keys a text names a concept by (`kg related --text`): its labels as
+    `kg.text.vocab.normalize_key` folds them; a short one (an acronym) keeps its case."""
+    keys = set()
+    for label in [data.get("label") or "", *(data.get("alt_labels") or ())]:
+        key = normalize_key(label)
+        if sum(ch.isalpha() for ch in key) >= MIN_KEY_LETTERS:
+            keys.add(key)
+        elif key and label.strip():
+            keys.add(" ".join(KEY_WORD.findall(label)))  # exact case: "RL", "GAN", "GPT 4"
+    return keys
+
+
+SIGNATURE = _signature()

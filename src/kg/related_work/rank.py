@@ -34,9 +34,10 @@ from typing import TYPE_CHECKING, Any
 from kg.errors import GraphNotFound
 from kg.generations import GraphFolder, resolve
 from kg.graph import GRAPH_FILE, graph_stamp  # kg.graph imports networkx only to make graphs
-from kg.model import parse_types
+from kg.model import ENTITY_TYPES, parse_types
 from kg.related_work import explain
 from kg.related_work.index import INDEX_FILE, SCORING, RelatedIndex, is_broader, role_of
+from kg.related_work.lexical import SIGNATURE as LEXICAL_RULES
 from kg.related_work.lookup import PaperLookup
 
 if TYPE_CHECKING:
@@ -99,6 +100,12 @@ class RelatedPaper:
     def specific_reasons(self) -> tuple[Reason, ...]:
         return tuple(reason for reason in self.reasons if not reason.generic)
 
+    @property
+    def by_similarity(self) -> bool:
+        """Whether the abstracts' similarity explains this result: the embedding led its score,
+        or it shares no specific concept (`kg related` and the page then say "similar abstract")."""
+        return self.similarity is not None and (self.lead == "embedding" or not self.specific_reasons)
+
 
 @dataclass(frozen=True, slots=True)
 class RelatedResult:
@@ -128,17 +135,38 @@ class Query:
     words: list[int]  # lexical terms
     paper: int | None = None  # the query paper, never a result
     vector: Any = None  # the text's embedding (a paper's is its row of the embeddings)
+    typed: bool = False  # concepts restricted to some types: only papers sharing one of them are results
 
     @classmethod
     def of_paper(cls, index: RelatedIndex, paper: int, types: Iterable[str] | None = None) -> Query:
-        return cls(index.query_terms(paper, parse_types(types) or None), index.paper_words(paper), paper)
+        chosen = parse_types(types) or None
+        return cls(index.query_terms(paper, chosen), index.paper_words(paper), paper, typed=restricts(chosen))
 
     @classmethod
     def of_text(cls, index: RelatedIndex, text: str, types: Iterable[str] | None = None, vector: Any = None) -> Query:
         from kg.related_work import text_query
 
         found = text_query.text_concepts(index, text)
-        return cls(text_query.text_terms(index, found, parse_types(types) or None), text_query.text_words(index, text), None, vector)
+        chosen = parse_types(types) or None
+        return cls(text_query.text_terms(index, found, chosen), text_query.text_words(index, text), None, vector, typed=restricts(chosen))
+
+
+def restricts(types: tuple[str, ...] | None) -> bool:
+    """Whether concept types leave some out (every type named is no restriction)."""
+    return types is not None and set(types) != set(ENTITY_TYPES)
+
+
+def checked_signals(signals: Iterable[str] | None) -> tuple[str, ...]:
+    """`signals` as a tuple of SIGNALS (all for None); ValueError names an unknown one."""
+    if signals is None:
+        return SIGNALS
+    if isinstance(signals, str):
+        raise ValueError(f"signals is a collection of names, not one string: ({signals!r},)")
+    chosen = tuple(signals)
+    unknown = [name for name in chosen if name not in SIGNALS]
+    if unknown or not chosen:
+        raise ValueError(f"unknown signal {unknown[0]!r}: choose from {', '.join(SIGNALS)}" if unknown else "no signal chosen")
+    return chosen
 
 
 def weights_of(scoring: dict[str, float], signals: Iterable[str]) -> dict[str, float]:
@@ -202,7 +230,7 @@ def fused(
     import numpy as np
 
     ids = index.paper_ids
-    wanted = SIGNALS if signals is None else tuple(signals)
+    wanted = checked_signals(signals)
     if embeddings is None or (query.paper is None and query.vector is None):
         wanted = tuple(name for name in wanted if name != "embedding")
     weights = weights_of(index.scoring, wanted)
@@ -231,6 +259,8 @@ def fused(
     scores = sum(parts.values()) if parts else np.zeros(len(ids))
     if "embedding" not in parts:
         scores[scores == 0.0] = -np.inf  # nothing shared: never a result
+    if query.typed:
+        scores[concepts == 0.0] = -np.inf  # `--types`: a result shares a concept of those types
     if query.paper is not None:
         scores[query.paper] = -np.inf
     head = min(top, len(ids))
@@ -360,18 +390,22 @@ def find_related_text(
     """`kg related --text`: the corpus ranked against a text that is not in it ("title. abstract"
     of a draft), by the concepts its words name, its words, and its embedding when the build
     stored embeddings and the model that made them is installed (else a warning says so)."""
+    text = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")  # undecodable argv bytes: U+FFFD
     view = resolve(directory)
     index, source = open_index(view)
     vectors = stored_embeddings(view.folder, index) if use_embeddings else None
     vector, warnings = None, []
-    if vectors is not None and (signals is None or "embedding" in signals):
+    wanted = signals is None or "embedding" in signals
+    if vectors is not None and wanted:
         from kg.related_work import embed
 
         vector, problem = embed.encode_like(view.folder, text)
         if problem:
             warnings.append(problem)
+    elif use_embeddings and wanted and (view.folder / EMBED_META_FILE).is_file():
+        warnings.append(f"the embeddings in {view.folder} are not this graph's papers' or not of a model this kg has: the text is ranked without them")
     results = rank_text(index, text, top=top, types=types, embeddings=vectors, vector=vector, signals=signals)
-    title = " ".join(text.split())
+    title = " ".join("".join(ch if ch.isprintable() else " " for ch in text).split())  # no control bytes echoed to a terminal
     return RelatedResult("", title[:117] + "…" if len(title) > 120 else title, tuple(results), source, used_signals(signals, vector is not None), tuple(warnings))
 
 
@@ -395,9 +429,10 @@ def open_index(directory: str | os.PathLike[str] | GraphFolder) -> tuple[Related
     if index_path.is_file():
         try:
             index, stamp = RelatedIndex.load(index_path)
-        except (ValueError, KeyError, TypeError, OSError):
+        except (ValueError, KeyError, TypeError, OSError, OverflowError, MemoryError):
             index, stamp = None, None  # unreadable or older format: rebuild from the graph below
-        if index is not None and stamp == graph_stamp(view.graph) and index.scoring == SCORING:
+        fresh = index is not None and index.scoring == SCORING and index.lexical_rules == LEXICAL_RULES
+        if fresh and stamp == graph_stamp(view.graph):
             return index, "index"
     from kg.graph import load  # imports networkx: only on this slow path
 

@@ -4,16 +4,13 @@ corpus's concept labels."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from kg.related_work import lexical
 from kg.related_work.index import RelatedIndex, bisect_strings, find_string, idf_weight, posting_code, term
 from kg.text.vocab import normalize_key
 
-_KEY_WORD = re.compile(r"\w+(?:[-'’.]\w+)*")
 MAX_KEY_WORDS = 6
-
 
 def text_words(index: RelatedIndex, text: str) -> list[int]:
     """The terms of a text (not one of the papers) that some paper has: found by bisection
@@ -29,7 +26,7 @@ def text_words(index: RelatedIndex, text: str) -> list[int]:
 def text_concepts(index: RelatedIndex, text: str) -> dict[int, int]:
     """Concepts a text names (`kg related --text`), by their labels' keys: every run of up to
     `MAX_KEY_WORDS` words, longest first, not overlapping; concept → how many times."""
-    words = _KEY_WORD.findall(text)
+    words = lexical.KEY_WORD.findall(text)
     found: dict[int, int] = {}
     i = 0
     while i < len(words):
