@@ -1,10 +1,12 @@
 """The words of a paper for related work: terms of its title and abstract, weighted as Okapi BM25.
 
-A paper's terms are its words (lower case, two characters or more, not a stop word, plural
-folded as `kg.text.vocab.singularize` folds it) and the pairs of words next to each other once
-stop words are gone ("temporal difference", "policy gradient"). A pair is kept only when at
-least two papers have it: a pair in one paper can never be shared, and pairs are most of the
-terms. A paper's weight for a term is BM25's
+A paper's terms are its words (lower case, two characters or more, not a stop word nor a bare
+number, plural folded as `kg.text.vocab.singularize` folds it; URLs, HTML and LaTeX masked
+first by `kg.text.markup.mask_markup`) and the pairs of words next to each other within a
+clause once stop words are gone ("temporal difference", "policy gradient"; never across a full
+stop, a comma or a bracket). A pair is kept only when at least two papers have it: a pair in
+one paper can never be shared, and pairs are most of the terms. A paper's weight for a term is
+BM25's
 
     tf (k1 + 1) / (tf + k1 (1 − b + b · length / mean length))
 
@@ -12,7 +14,9 @@ with k1 = 1.2, b = 0.75 (length in words), and a term's idf is ln(1 + (N − df 
 (Lucene's, never negative). The lexical score of a candidate for a query paper is the sum of
 idf × weight over the distinct terms of the query: BM25 with the query's terms counted once.
 `kg.related_work.index` stores these postings in ``related.idx``, so this signal needs no
-embedding model; `kg.related_work.rank` fuses it.
+embedding model; `kg.related_work.rank` fuses it. `SIGNATURE` digests these rules: an index
+made under others is rebuilt. The keys by which `kg related --text` finds concepts
+(`label_keys`) are here too.
 """
 
 from __future__ import annotations
