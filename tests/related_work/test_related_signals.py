@@ -71,9 +71,22 @@ def test_every_result_explains_itself_with_a_specific_concept_or_words(seeds_bui
             assert flags == sorted(flags)
 
 
-def test_a_generic_concept_is_never_the_first_reason():
+def small_graph(links: dict, concepts: list, abstracts: dict | None = None):
+    """A graph of papers mentioning concepts: links are {paper: [(concept, role, mentions)]}."""
     from kg.graph import build_graph
-    from kg.model import Concept, Mention, Paper, PaperEntities
+    from kg.model import Mention, Paper, PaperEntities
+
+    entities = [
+        PaperEntities(pid, tuple(Mention(start=i, end=i + 1, text="x", label=c.split("/")[0].upper(), concept=c, role=role, source="vocab", score=0.9, sent_start=0, sent_end=9)
+                                 for c, role, count in rows for i in range(count)))
+        for pid, rows in links.items()
+    ]  # fmt: skip
+    papers = [Paper(id=pid, title=f"Paper {pid}", abstract=(abstracts or {}).get(pid, f"Abstract of {pid}.")) for pid in links]
+    return build_graph(papers, entities, concepts)
+
+
+def test_a_generic_concept_is_never_the_first_reason():
+    from kg.model import Concept
 
     links = {
         "a": [("method/dnn", "used", 4), ("task/kan-ad", "used", 1)],
@@ -85,12 +98,7 @@ def test_a_generic_concept_is_never_the_first_reason():
         Concept("task/kan-ad", "TASK", "KAN anomaly detection"),
         Concept("task/other", "TASK", "speech recognition"),
     ]
-    entities = [
-        PaperEntities(pid, tuple(Mention(start=i, end=i + 1, text="x", label=c.split("/")[0].upper(), concept=c, role=role, source="vocab", score=0.9, sent_start=0, sent_end=9)
-                                 for c, role, count in rows for i in range(count)))
-        for pid, rows in links.items()
-    ]  # fmt: skip
-    g = build_graph([Paper(id=pid, title=f"Paper {pid}", abstract=f"Abstract of {pid}.") for pid in links], entities, concepts)
+    g = small_graph(links, concepts)
     top = kg.related(g, "a", signals=("concepts",))[0]
     assert top.id == "b"
     assert [(r.label, r.generic) for r in top.reasons] == [("KAN anomaly detection", False), ("deep neural network", True)]
@@ -172,8 +180,7 @@ def test_index_roundtrip_keeps_the_lexical_postings(seeds_build, tmp_path):
 
 
 def test_near_concepts_share_a_telling_word_of_their_labels():
-    from kg.graph import build_graph
-    from kg.model import Concept, Mention, Paper, PaperEntities
+    from kg.model import Concept
 
     links = {
         "a": [("task/mde", "used", 1), ("method/dnn", "used", 1)],
@@ -187,12 +194,7 @@ def test_near_concepts_share_a_telling_word_of_their_labels():
         Concept("method/dnn", "METHOD", "deep neural network"),
     ]
     abstracts = {"a": "Monocular depth estimation with a network.", "b": "Depth completion with a network.", "c": "Speech recognition."}
-    entities = [
-        PaperEntities(pid, tuple(Mention(start=0, end=1, text="x", label=c.split("/")[0].upper(), concept=c, role=role, source="vocab", score=0.9, sent_start=0, sent_end=9)
-                                 for c, role, _ in rows))
-        for pid, rows in links.items()
-    ]  # fmt: skip
-    g = build_graph([Paper(id=pid, title=f"Paper {pid}", abstract=abstracts[pid]) for pid in links], entities, concepts)
+    g = small_graph(links, concepts, abstracts)
     top = kg.related(g, "a")[0]
     assert top.id == "b"
     # The shared concept is a reason; the near one a "≈" with the word they share.

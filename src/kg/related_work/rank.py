@@ -410,7 +410,7 @@ def find_related_text(
 
 
 def used_signals(signals: Iterable[str] | None, embedded: bool) -> tuple[str, ...]:
-    wanted = SIGNALS if signals is None else tuple(signals)
+    wanted = checked_signals(signals)
     return tuple(name for name in SIGNALS if name in wanted and (embedded or name != "embedding"))
 
 
