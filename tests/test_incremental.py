@@ -124,7 +124,7 @@ def test_stage_times_cover_every_stage(seed_records, tmp_path):
     summary = build([str(_write(tmp_path / "a.jsonl", seed_records[:5]))], tmp_path / "out")
     names = [name for name, _ in summary.stages]
     assert names == [
-        "Reading corpus", "Extracting entities", "Resolving concepts", "Propagating concepts", "Writing records",
+        "Reading corpus", "Extracting entities", "Resolving concepts", "Propagating concepts", "Linking results", "Writing records",
         "Building graph", "Writing Turtle", "Drawing page", "Indexing related work", "Loading SPARQL store",
     ]
     assert all(seconds >= 0 for _, seconds in summary.stages)

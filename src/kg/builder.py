@@ -264,7 +264,7 @@ def _write_outputs(
     with clock.stage("Building graph"):
         # Described, not loaded: a build whose papers all come from the cache never loads spaCy.
         meta = {"pipeline": describe_pipeline(recognizer=recognizer), "created": _created()}
-        graph = build_graph(papers, resolution.entities, resolution.concepts, meta=meta, similar=similar)
+        graph = build_graph(papers, resolution.entities, resolution.concepts, meta=meta, similar=similar, results=found.results)
         save(graph, folder)
     # RDF: fragment by fragment through pyoxigraph, the previous build's unchanged fragments
     # copied (`kg.rdf.fragments`); the same triples as every other export (schemas/shapes.ttl).

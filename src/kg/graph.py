@@ -3,7 +3,8 @@
 Node keys are namespaced so paper and concept ids can never collide:
 
 * ``paper:<id>``   kind="paper": id, title, title_derived, abstract, authors, year,
-  venue, url, doi, arxiv_id, keywords
+  venue, url, doi, arxiv_id, keywords, and results (the paper's result claims, `kg.model.Result`
+  dicts without paper_id, in text order; only on papers that state some)
 * ``concept:<id>`` kind="concept": id, type (METHOD|DATASET|HARDWARE|METRIC|TASK),
   label (preferred), alt_labels, broader (concept ids)
 
@@ -34,7 +35,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from kg.errors import GraphDamaged, GraphNotFound
-from kg.model import Concept, Paper, PaperEntities
+from kg.model import Concept, Paper, PaperEntities, Result
 from kg.util.atomic import atomic_open, open_output, output_errors
 
 if TYPE_CHECKING:  # networkx is imported where a graph is made, keeping `content_id` light
@@ -64,9 +65,11 @@ def build_graph(
     *,
     meta: dict[str, Any] | None = None,
     similar: Iterable[tuple[str, str, float]] = (),
+    results: Iterable[Iterable[Result]] = (),
 ) -> nx.DiGraph:
     """Assemble the graph. Insertion order is sorted so the saved file is deterministic.
-    `similar`: (paper id, neighbour id, cosine), each paper's neighbours best first."""
+    `similar`: (paper id, neighbour id, cosine), each paper's neighbours best first.
+    `results`: each paper's result claims (`kg.results.link`)."""
     import networkx as nx
 
     graph = nx.DiGraph(**(meta or {}))
@@ -75,6 +78,11 @@ def build_graph(
         attrs["authors"] = list(paper.authors)
         attrs["keywords"] = list(paper.keywords)
         graph.add_node(paper_key(paper.id), kind="paper", **attrs)
+    for claims in results:
+        for result in claims:
+            node = graph.nodes.get(paper_key(result.paper_id))
+            if node is not None:
+                node.setdefault("results", []).append({k: v for k, v in result.to_dict().items() if k != "paper_id"})
     concepts = sorted(concepts, key=lambda c: c.id)
     for concept in concepts:
         graph.add_node(

@@ -18,6 +18,9 @@ EntityType = Literal["METHOD", "DATASET", "HARDWARE", "METRIC", "TASK", "TERM"]
 ENTITY_TYPES: tuple[EntityType, ...] = get_args(EntityType)
 Role = Literal["proposed", "used"]
 ROLES: tuple[Role, ...] = get_args(Role)
+# A result claim states a level reached ("28.4 BLEU") or a gain over something ("+2.3 points").
+ClaimKind = Literal["absolute", "improvement"]
+CLAIM_KINDS: tuple[ClaimKind, ...] = get_args(ClaimKind)
 # Which extraction step found a mention (`LocalMention.source`; kg.extract.components.entities).
 MENTION_SOURCES: tuple[str, ...] = ("vocab", "acronym", "coinage", "model", "noun_chunk")
 # The recognizer a pipeline uses unless told otherwise: the one shipped inside kg.
@@ -175,6 +178,38 @@ class Definition:
     label: EntityType
 
 
+Span = tuple[int, int]  # character offsets into the abstract, end exclusive
+
+
+@dataclass(frozen=True, slots=True)
+class LocalClaim:
+    """A result claim as one paper alone sees it (kg.results.find): a value and the spans of what
+    it links, each the span of a mention (or of a metric name) in its sentence or the one before, None if none."""
+
+    start: int  # the value's digits ("28.4"; a range "3-5" whole), without sign or unit
+    end: int
+    value: str
+    unit: str | None  # "%", "points", "dB", "x", or None
+    kind: ClaimKind
+    metric: Span | None
+    dataset: Span | None
+    task: Span | None
+    method: Span | None  # None: the paper's own method (proposed) or an unnamed baseline
+    proposed: bool  # credited to the paper's own method
+    baseline: Span | None  # the method it is compared against
+    score: float
+    sent_start: int
+    sent_end: int
+
+    def to_dict(self) -> dict[str, Any]:
+        # spans as JSON gives them back (lists), so a cached claim equals a fresh one's dict
+        return {name: list(value) if isinstance(value, tuple) else value for name, value in asdict(self).items()}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> LocalClaim:
+        return cls(**_tuples(cls, data))
+
+
 @dataclass(frozen=True, slots=True)
 class PaperExtraction:
     """Everything extraction found in one paper, before corpus-wide resolution."""
@@ -182,12 +217,14 @@ class PaperExtraction:
     paper_id: str
     mentions: tuple[LocalMention, ...] = ()
     definitions: tuple[Definition, ...] = ()
+    claims: tuple[LocalClaim, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "paper_id": self.paper_id,
             "mentions": [asdict(m) for m in self.mentions],
             "definitions": [asdict(d) for d in self.definitions],
+            "claims": [c.to_dict() for c in self.claims],
         }
 
     @classmethod
@@ -196,6 +233,7 @@ class PaperExtraction:
             data["paper_id"],
             tuple(LocalMention(**m) for m in data.get("mentions", ())),
             tuple(Definition(**d) for d in data.get("definitions", ())),
+            tuple(LocalClaim.from_dict(c) for c in data.get("claims", ())),
         )
 
 
@@ -205,3 +243,40 @@ class Resolution:
 
     entities: tuple[PaperEntities, ...]
     concepts: tuple[Concept, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """A result claim of one paper, its links resolved to the corpus's concepts (kg.results.link).
+
+    Each link keeps the words the abstract uses and, where a mention of the right type stands
+    there, its concept's id; ``method`` is "(proposed)" or "(baseline)" when the text names no method."""
+
+    paper_id: str
+    start: int  # the value in the abstract; its sentence is [sent_start, sent_end)
+    end: int
+    value: str
+    number: float  # the value as a number (a range: its first end)
+    unit: str | None
+    kind: ClaimKind
+    metric: str | None
+    metric_concept: str | None
+    dataset: str | None
+    dataset_concept: str | None
+    task: str | None
+    task_concept: str | None
+    method: str
+    method_concept: str | None
+    proposed: bool
+    baseline: str | None
+    baseline_concept: str | None
+    score: float
+    sent_start: int
+    sent_end: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Result:
+        return cls(**_tuples(cls, data))

@@ -19,7 +19,7 @@ from kg.extract.pipeline import pipeline_version
 from kg.related_work.embed import CACHE_FILE as EMBED_FILE
 from kg.related_work.embed import MODEL_NAME
 
-VALUE = {"mentions": [], "definitions": []}
+VALUE = {"mentions": [], "definitions": [], "claims": []}
 CORPUS = '{"id": "cnn", "abstract": "We train a convolutional network on ImageNet and report top-1 accuracy."}\n'
 
 

@@ -12,8 +12,8 @@ MENTION = {
     "source": "lexicon", "score": 1.0, "sent_start": 0, "sent_end": 20,
 }
 DEFINITION = {"short": "GAN", "long": "generative adversarial network", "label": "METHOD"}
-VALUE = {"mentions": [MENTION], "definitions": [DEFINITION]}
-EMPTY = {"mentions": [], "definitions": []}
+VALUE = {"mentions": [MENTION], "definitions": [DEFINITION], "claims": []}
+EMPTY = {"mentions": [], "definitions": [], "claims": []}
 
 
 def test_round_trip_and_miss(tmp_path):
@@ -55,16 +55,16 @@ FORGED = [
     pytest.param([], id="a-list"),
     pytest.param({"mentions": []}, id="no-definitions"),
     pytest.param({**EMPTY, "extra": 1}, id="extra-field"),
-    pytest.param({"mentions": "BERT", "definitions": []}, id="mentions-not-a-list"),
-    pytest.param({"mentions": [{**MENTION, "label": "WEAPON"}], "definitions": []}, id="unknown-label"),
-    pytest.param({"mentions": [{**MENTION, "role": "stolen"}], "definitions": []}, id="unknown-role"),
-    pytest.param({"mentions": [{**MENTION, "start": "0"}], "definitions": []}, id="offset-as-text"),
-    pytest.param({"mentions": [{**MENTION, "start": True}], "definitions": []}, id="offset-as-boolean"),
-    pytest.param({"mentions": [{**MENTION, "start": 5, "end": 2}], "definitions": []}, id="backwards-span"),
-    pytest.param({"mentions": [{**MENTION, "start": -1}], "definitions": []}, id="negative-offset"),
-    pytest.param({"mentions": [{k: v for k, v in MENTION.items() if k != "key"}], "definitions": []}, id="mention-missing-field"),
-    pytest.param({"mentions": [], "definitions": [{**DEFINITION, "long": None}]}, id="definition-wrong-type"),
-    pytest.param({"mentions": [None], "definitions": []}, id="mention-null"),
+    pytest.param({"mentions": "BERT", "definitions": [], "claims": []}, id="mentions-not-a-list"),
+    pytest.param({"mentions": [{**MENTION, "label": "WEAPON"}], "definitions": [], "claims": []}, id="unknown-label"),
+    pytest.param({"mentions": [{**MENTION, "role": "stolen"}], "definitions": [], "claims": []}, id="unknown-role"),
+    pytest.param({"mentions": [{**MENTION, "start": "0"}], "definitions": [], "claims": []}, id="offset-as-text"),
+    pytest.param({"mentions": [{**MENTION, "start": True}], "definitions": [], "claims": []}, id="offset-as-boolean"),
+    pytest.param({"mentions": [{**MENTION, "start": 5, "end": 2}], "definitions": [], "claims": []}, id="backwards-span"),
+    pytest.param({"mentions": [{**MENTION, "start": -1}], "definitions": [], "claims": []}, id="negative-offset"),
+    pytest.param({"mentions": [{k: v for k, v in MENTION.items() if k != "key"}], "definitions": [], "claims": []}, id="mention-missing-field"),
+    pytest.param({"mentions": [], "definitions": [{**DEFINITION, "long": None}], "claims": []}, id="definition-wrong-type"),
+    pytest.param({"mentions": [None], "definitions": [], "claims": []}, id="mention-null"),
 ]
 
 

@@ -28,7 +28,7 @@ MENTION = {"start": 9, "end": 13, "text": "BERT", "label": "METHOD", "key": "ber
 
 
 def fits(mention: dict, definitions: list | None = None) -> bool:
-    return fits_text({"mentions": [mention], "definitions": definitions or []}, TEXT, sources=MENTION_SOURCES, vocabulary=load_vocabulary())
+    return fits_text({"mentions": [mention], "definitions": definitions or [], "claims": []}, TEXT, sources=MENTION_SOURCES, vocabulary=load_vocabulary())
 
 
 @pytest.mark.parametrize(("change", "ok"), [
@@ -62,7 +62,7 @@ def test_definitions_must_come_from_the_text() -> None:
 
 def test_a_span_given_twice_is_forged() -> None:
     """One mention duplicated 5,000 times gave `mentions 5007, weight 3787.6`."""
-    value = {"mentions": [MENTION, MENTION], "definitions": []}
+    value = {"mentions": [MENTION, MENTION], "definitions": [], "claims": []}
     assert not fits_text(value, TEXT, sources=MENTION_SOURCES, vocabulary=load_vocabulary())
 
 

@@ -21,7 +21,7 @@ from kg.extract.cache import CACHE_FILE, TOUCH_SECONDS, ExtractionCache, content
 from kg.extract.cache_location import ENV_VAR, CacheLocation, check_cache_dir, default_cache_dir, resolve_cache_dir
 from kg.util.filelock import FileLock
 
-VALUE = {"mentions": [], "definitions": []}
+VALUE = {"mentions": [], "definitions": [], "claims": []}
 CORPUS = [
     {"id": "cnn", "abstract": "We train a convolutional network on ImageNet and report top-1 accuracy."},
     {"id": "bert", "abstract": "We fine-tune BERT for question answering on SQuAD with a single GPU."},

@@ -3,7 +3,8 @@
 `find_concepts` runs per-paper extraction (from the cache where it can, the rest on worker
 processes or Dask: `kg.extract.runner`), then the corpus-wide stages in order: `kg.concepts.title_roles`
 marks the name a title opens with as proposed, `kg.concepts.resolve` merges mentions into concepts,
-`kg.concepts.propagate` finds every concept again wherever the corpus names it. `kg build` and `kg extract` both call it, so they report the same mentions.
+`kg.concepts.propagate` finds every concept again wherever the corpus names it; `kg.results.link` then
+ties each paper's result claims to those concepts. `kg build` and `kg extract` both call it, so they report the same mentions.
 """
 
 from __future__ import annotations
@@ -18,16 +19,19 @@ from kg.concepts.resolve import resolve
 from kg.concepts.title_roles import mark_title_names
 from kg.extract.runner import EXTRACT_STAGE, ExtractionStats, run_extraction
 from kg.extract.scoring import above, default_min_score, load_scorer, score_extractions
-from kg.model import DEFAULT_RECOGNIZER, Paper, PaperEntities, PaperExtraction, Progress, Resolution
+from kg.model import DEFAULT_RECOGNIZER, Paper, PaperEntities, PaperExtraction, Progress, Resolution, Result
+from kg.results.link import link_results
 from kg.util.stages import StageClock
 
 
 @dataclass(frozen=True)
 class CorpusConcepts:
-    """What the front half returns: resolved mentions and concepts, and how extraction ran."""
+    """What the front half returns: resolved mentions and concepts, each paper's result claims
+    (parallel to the papers), and how extraction ran."""
 
     resolution: Resolution
     stats: ExtractionStats
+    results: tuple[tuple[Result, ...], ...] = ()
 
 
 def resolve_corpus(
@@ -67,7 +71,11 @@ def find_concepts(
         extractions, stats = run_extraction(
             papers, cache_dir=cache_dir, workers=workers, dask_address=dask_address, progress=clock.progress, recognizer=recognizer
         )
-    return CorpusConcepts(resolve_corpus(papers, extractions, clock=clock, min_score=min_score), stats)
+    resolution = resolve_corpus(papers, extractions, clock=clock, min_score=min_score)
+    with clock.stage("Linking results", len(papers)) as report:
+        results = link_results(papers, [x.claims for x in extractions], resolution.entities, resolution.concepts)
+        report(len(papers))
+    return CorpusConcepts(resolution, stats, results)
 
 
 def entities_record(paper: Paper, entities: PaperEntities) -> dict[str, Any]:

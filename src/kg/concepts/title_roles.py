@@ -83,5 +83,5 @@ def mark_title_names(papers: Sequence[Paper], extractions: Sequence[PaperExtract
                 sent_start, sent_end = _sentence(text, start, end)
                 mentions.append(LocalMention(start, end, paper.abstract[start:end], label, key, None, "proposed", TITLE_SOURCE, TITLE_SCORE, sent_start, sent_end))
             mentions.sort(key=lambda m: (m.start, m.end))
-        marked.append(PaperExtraction(extraction.paper_id, tuple(mentions), extraction.definitions))
+        marked.append(replace(extraction, mentions=tuple(mentions)))
     return marked

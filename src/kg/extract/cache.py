@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from kg.errors import CacheError, CacheSetAside, CacheUnused
-from kg.model import ENTITY_TYPES, ROLES, Definition, LocalMention
+from kg.model import CLAIM_KINDS, ENTITY_TYPES, ROLES, Definition, LocalClaim, LocalMention
 from kg.text.clean import clean_text
 from kg.text.vocab import Vocabulary, normalize_key
 from kg.util.filelock import FileLock
@@ -83,6 +83,9 @@ _TYPE_CHECKS: dict[str, Callable[[Any], bool]] = {
     "str | None": lambda v: v is None or type(v) is str,
     "EntityType": lambda v: v in ENTITY_TYPES,
     "Role": lambda v: v in ROLES,
+    "ClaimKind": lambda v: v in CLAIM_KINDS,
+    "bool": lambda v: type(v) is bool,
+    "Span | None": lambda v: v is None or (type(v) is list and len(v) == 2 and all(type(x) is int for x in v) and 0 <= v[0] < v[1]),
 }
 
 
@@ -99,18 +102,24 @@ def _record_check(cls: type) -> Callable[[Any], bool]:
 
 _MENTION_OK = _record_check(LocalMention)
 _DEFINITION_OK = _record_check(Definition)
+_CLAIM_OK = _record_check(LocalClaim)
+_CLAIM_LINKS = ("metric", "dataset", "task", "method", "baseline")
 
 
 def valid_extraction(value: Any) -> bool:
     """True if `value` is a cached `PaperExtraction` (its `to_dict()` without ``paper_id``):
-    exactly ``mentions`` and ``definitions``, lists of complete, well-typed records, each
-    mention a non-empty span at a non-negative offset."""
-    if not isinstance(value, dict) or value.keys() != {"mentions", "definitions"}:
+    exactly ``mentions``, ``definitions`` and ``claims``, lists of complete, well-typed records, each
+    mention and claim value a non-empty span at a non-negative offset."""
+    if not isinstance(value, dict) or value.keys() != {"mentions", "definitions", "claims"}:
         return False
-    mentions, definitions = value["mentions"], value["definitions"]
-    if not isinstance(mentions, list) or not isinstance(definitions, list):
+    mentions, definitions, claims = value["mentions"], value["definitions"], value["claims"]
+    if not isinstance(mentions, list) or not isinstance(definitions, list) or not isinstance(claims, list):
         return False
-    return all(_MENTION_OK(m) and 0 <= m["start"] < m["end"] for m in mentions) and all(map(_DEFINITION_OK, definitions))
+    return (
+        all(_MENTION_OK(m) and 0 <= m["start"] < m["end"] for m in mentions)
+        and all(map(_DEFINITION_OK, definitions))
+        and all(_CLAIM_OK(c) and 0 <= c["start"] < c["end"] for c in claims)
+    )
 
 
 def fits_text(value: dict[str, Any], text: str, *, sources: Container[str], vocabulary: Vocabulary) -> bool:
@@ -149,7 +158,15 @@ def fits_text(value: dict[str, Any], text: str, *, sources: Container[str], voca
         if key != normalize_key(m["text"]) and key not in long_keys and (entry is None or vocabulary.by_key.get((m["label"], key)) is not entry):
             if key != normalize_key(clean_text(m["text"]).text):  # the key of the cleaned text (a word split across a line joined)
                 return False
-    return True
+    return all(_claim_fits(c, text) for c in value["claims"])
+
+
+def _claim_fits(claim: dict[str, Any], text: str) -> bool:
+    """A claim's value is its slice of the text, a number, inside its sentence; every link lies in the text."""
+    start, end, sent_start, sent_end = claim["start"], claim["end"], claim["sent_start"], claim["sent_end"]
+    if end > len(text) or text[start:end] != claim["value"] or not re.match(r"\.?\d", claim["value"]) or not 0 <= sent_start <= start:
+        return False
+    return end <= sent_end <= len(text) and 0.0 <= claim["score"] <= 1.0 and all(claim[link] is None or claim[link][1] <= len(text) for link in _CLAIM_LINKS)
 
 
 # -- the store --------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
-from kg.model import DEFAULT_RECOGNIZER, Definition, LocalMention, Paper, PaperExtraction
+from kg.model import DEFAULT_RECOGNIZER, Definition, LocalClaim, LocalMention, Paper, PaperExtraction
 from kg.text.clean import CleanText, clean_text
 from kg.text.markup import mask_markup
 
@@ -56,7 +56,28 @@ def doc_to_extraction(paper_id: str, abstract: str, doc: Doc, clean: CleanText |
             )
         )
     definitions = tuple(sorted({Definition(short, long, lab) for short, long, lab in doc._.kg_definitions}, key=lambda d: (d.short, d.long)))
-    return PaperExtraction(paper_id, tuple(mentions), definitions)
+    return PaperExtraction(paper_id, tuple(mentions), definitions, _claims(abstract, doc, clean))
+
+
+def _claims(abstract: str, doc: Doc, clean: CleanText) -> tuple[LocalClaim, ...]:
+    """The doc's result claims (kg.results.find), their spans mapped onto the abstract."""
+    from kg.results.find import find_claims
+
+    def onto(span: tuple[int, int] | None) -> tuple[int, int] | None:
+        return None if span is None else clean.span(*span)
+
+    claims = []
+    for claim in find_claims(doc):
+        start, end = clean.span(claim.value.start, claim.value.end)
+        sent_start, sent_end = clean.span(*claim.sentence)
+        claims.append(
+            LocalClaim(
+                start=start, end=end, value=abstract[start:end], unit=claim.value.unit, kind=claim.kind,
+                metric=onto(claim.metric), dataset=onto(claim.dataset), task=onto(claim.task), method=onto(claim.method),
+                proposed=claim.proposed, baseline=onto(claim.baseline), score=claim.score, sent_start=sent_start, sent_end=sent_end,
+            )
+        )
+    return tuple(claims)
 
 
 def extract_text(text: str, *, paper_id: str = "", nlp: Language | None = None) -> PaperExtraction:

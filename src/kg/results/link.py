@@ -1,0 +1,73 @@
+"""Result claims resolved to concepts: each paper's `LocalClaim`s, whose links are spans of its
+abstract, become `Result`s naming the concepts the resolved mentions at those spans belong to.
+
+A link keeps the abstract's words even where no mention of the right type stands (a metric name
+the recognizer missed, a mention dropped for its low score); its concept is then None. A claim
+credited to the paper's own method takes the name of the method the paper proposes, when kg found
+one (the proposed METHOD concept it mentions most), else "(proposed)".
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from kg.model import Concept, LocalClaim, Mention, Paper, PaperEntities, Result
+from kg.results.values import Value
+
+PROPOSED = "(proposed)"
+BASELINE = "(baseline)"
+_LINK_TYPES = {"metric": "METRIC", "dataset": "DATASET", "task": "TASK", "method": "METHOD", "baseline": "METHOD"}
+
+
+def own_method(entities: PaperEntities, concepts: dict[str, Concept]) -> tuple[str, str] | None:
+    """(label, concept id) of the method the paper proposes, mentioned most (first on ties), or None."""
+    counts = Counter(m.concept for m in entities.mentions if m.role == "proposed" and m.label == "METHOD")
+    if not counts:
+        return None
+    first = {m.concept: m.start for m in reversed(entities.mentions)}
+    best = min(counts, key=lambda c: (-counts[c], first.get(c, 0)))
+    concept = concepts.get(best)
+    return (concept.pref_label if concept else best), best
+
+
+def link_claims(paper: Paper, claims: Sequence[LocalClaim], entities: PaperEntities, concepts: dict[str, Concept]) -> tuple[Result, ...]:
+    """One paper's claims as `Result`s, in text order."""
+    if not claims:
+        return ()
+    at: dict[tuple[int, int], Mention] = {}
+    for mention in entities.mentions:
+        at.setdefault((mention.start, mention.end), mention)
+    own = own_method(entities, concepts)
+
+    def link(span: tuple[int, int] | None, field: str) -> tuple[str | None, str | None]:
+        if span is None:
+            return None, None
+        mention = at.get(tuple(span))
+        concept = mention.concept if mention is not None and mention.label == _LINK_TYPES[field] else None
+        return paper.abstract[span[0] : span[1]], concept
+
+    results = []
+    for claim in claims:
+        metric, dataset, task, baseline = (link(getattr(claim, f), f) for f in ("metric", "dataset", "task", "baseline"))
+        method, method_concept = link(claim.method, "method")
+        if method is None:
+            method, method_concept = (own if own else (PROPOSED, None)) if claim.proposed else (BASELINE, None)
+        results.append(
+            Result(
+                paper_id=paper.id, start=claim.start, end=claim.end, value=claim.value,
+                number=Value(claim.start, claim.end, claim.value, claim.unit, False).number, unit=claim.unit, kind=claim.kind,
+                metric=metric[0], metric_concept=metric[1], dataset=dataset[0], dataset_concept=dataset[1],
+                task=task[0], task_concept=task[1], method=method, method_concept=method_concept, proposed=claim.proposed,
+                baseline=baseline[0], baseline_concept=baseline[1], score=claim.score, sent_start=claim.sent_start, sent_end=claim.sent_end,
+            )
+        )
+    return tuple(sorted(results, key=lambda r: (r.start, r.end)))
+
+
+def link_results(
+    papers: Sequence[Paper], claims: Sequence[Sequence[LocalClaim]], entities: Sequence[PaperEntities], concepts: Sequence[Concept]
+) -> tuple[tuple[Result, ...], ...]:
+    """Every paper's results (parallel to `papers`)."""
+    by_id = {concept.id: concept for concept in concepts}
+    return tuple(link_claims(p, c, e, by_id) for p, c, e in zip(papers, claims, entities, strict=True))
