@@ -52,7 +52,7 @@ def concept_labels(concepts: dict, concept_id: str | None) -> set[str]:
 
 
 def evaluate(records: list[dict], found: list, concepts: dict, min_score: float, show: int = 0) -> dict:
-    tp = fp = fn = method_right = yielding = with_gold = 0
+    tp = fp = method_right = yielding = with_gold = 0
     shown = 0
     for record, results in zip(records, found, strict=True):
         results = [r for r in results if r.score >= min_score]
@@ -84,11 +84,6 @@ def evaluate(records: list[dict], found: list, concepts: dict, min_score: float,
                     g = gold[match] if match is not None else None
                     print(f"  WRONG {record['id']} {result.value} found metric={result.metric!r} dataset={result.dataset!r}"
                           + (f" | gold metric={g['metric']!r} dataset={g['dataset']!r}" if g else " | no gold claim"))
-        fn += len(gold) - sum(1 for n in used if n < len(gold)) + sum(
-            0 for _ in ()
-        )
-        # gold claims matched only by a wrong claim still count as missed
-        fn += 0
     found_n = tp + fp
     gold_n = sum(len(r["claims"]) for r in records)
     return {

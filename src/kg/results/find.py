@@ -38,7 +38,7 @@ _BETWEEN_METRIC_AND_VALUE = frozenset(
     """of to at by = : is was are were reaches reached reaching achieves achieved achieving attains obtaining obtains
     score scores rate a an the up over nearly about approximately around only just ( , from improvement improvements
     gain gains increase reduction drop boost improved improves improving reduced reduces increased yields yielding
-    with than below above under surpassing exceeding of""".split()
+    with than below above under surpassing exceeding""".split()
 )
 _BASELINE_CUES = frozenset("over than vs vs. versus against compared relative beats beating outperforms outperforming outperform surpasses surpassing".split())
 _OWN_WORDS = frozenset("we our ours us proposed this".split())
@@ -90,10 +90,6 @@ class _Sentence:
             if t.i in depth:
                 return depth[t.i] + n
         return abs(a.i - b.i) + MAX_TREE_DISTANCE  # different trees (a bad sentence split)
-
-
-def _value_tokens(doc: Doc, value: Value) -> Span | None:
-    return doc.char_span(value.start, value.end, alignment_mode="expand")
 
 
 def _unit_end(doc: Doc, tokens: Span, value: Value) -> int:
@@ -152,11 +148,13 @@ def _subject_method(sentence: _Sentence, token: Token) -> tuple[Span | None, boo
             continue
         subject = subjects[0]
         if subject.lower_ in ("which", "that", "who") and verb.dep_ == "relcl":
-            subject = verb.head  # "ResNet-50, which reaches 76.1 %": the noun the clause describes
-        words = {t.lower_ for t in subject.subtree} if subject is subjects[0] else {subject.lower_}
+            # "ResNet-50, which reaches 76.1 %": the noun the clause describes
+            words, lo, hi = {verb.head.lower_}, verb.head.i, verb.head.i
+        else:
+            words = {t.lower_ for t in subject.subtree}
+            lo, hi = min(t.i for t in subject.subtree), max(t.i for t in subject.subtree)
         if words & _OWN_WORDS:
             return None, True
-        lo, hi = (min(t.i for t in subject.subtree), max(t.i for t in subject.subtree)) if subject is subjects[0] else (subject.i, subject.i)
         for method in sentence.by_type["METHOD"]:
             if method.start >= lo and method.end <= hi + 1:
                 return method, method._.kg_role == "proposed"
@@ -196,7 +194,7 @@ def find_claims(doc: Doc, spans: list[Span] | None = None) -> list[DocClaim]:
     sentences: dict[int, _Sentence] = {}
     found: list[tuple[DocClaim, int, int]] = []  # claim, sentence start, value token
     for value in find_values(doc.text):
-        tokens = _value_tokens(doc, value)
+        tokens = doc.char_span(value.start, value.end, alignment_mode="expand")
         if tokens is None or not len(tokens) or any(t.i in named for t in tokens):
             continue  # part of a name ("ResNet-50", "CIFAR-10")
         sent = tokens.sent

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from kg.model import Concept, LocalClaim, Mention, Paper, PaperEntities, Result
-from kg.results.values import Value
+from kg.results.values import number_of
 
 PROPOSED = "(proposed)"
 BASELINE = "(baseline)"
@@ -56,7 +56,7 @@ def link_claims(paper: Paper, claims: Sequence[LocalClaim], entities: PaperEntit
         results.append(
             Result(
                 paper_id=paper.id, start=claim.start, end=claim.end, value=claim.value,
-                number=Value(claim.start, claim.end, claim.value, claim.unit, False).number, unit=claim.unit, kind=claim.kind,
+                number=number_of(claim.value), unit=claim.unit, kind=claim.kind,
                 metric=metric[0], metric_concept=metric[1], dataset=dataset[0], dataset_concept=dataset[1],
                 task=task[0], task_concept=task[1], method=method, method_concept=method_concept, proposed=claim.proposed,
                 baseline=baseline[0], baseline_concept=baseline[1], score=claim.score, sent_start=claim.sent_start, sent_end=claim.sent_end,

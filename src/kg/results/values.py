@@ -22,9 +22,9 @@ COUNT_WORDS = frozenset(
     """parameters params images samples examples instances layers languages datasets tasks benchmarks hours days
     minutes seconds epochs steps iterations classes categories people participants subjects users patients frames
     tokens words sentences documents years months weeks times fold folds shots shot gpus gpu cores nodes videos
-    clips hours queries questions pairs points? objects scenes languages models agents annotators images. k m b
-    billion million thousand hundred kb mb gb tb ms s fps hz khz mhz ghz w kw mw bits bit bytes characters
-    dimensions dimensional d layers heads experts neurons units channels pixels px cm mm m km kg degrees""".split()
+    clips queries questions pairs objects scenes models agents annotators k m b billion million thousand hundred
+    kb mb gb tb ms s fps hz khz mhz ghz w kw mw bits bit bytes characters dimensions dimensional d heads experts
+    neurons units channels pixels px cm mm km kg degrees""".split()
 )
 _BEFORE_STOP = frozenset("top table figure fig section equation eq step layer version v rank level stage phase round year day".split())
 
@@ -39,8 +39,13 @@ class Value:
 
     @property
     def number(self) -> float:
-        first = re.match(r"\.?\d[\d,]*(?:\.\d+)?", self.text)
-        return float(first.group().replace(",", "")) if first else float("nan")
+        return number_of(self.text)
+
+
+def number_of(value: str) -> float:
+    """A value as written ("1,234.5", a range "3-5": its first end) as a number."""
+    first = re.match(r"\.?\d[\d,]*(?:\.\d+)?", value)
+    return float(first.group().replace(",", "")) if first else float("nan")
 
 
 def _unit(raw: str | None) -> str | None:
