@@ -12,7 +12,10 @@ share; spaCy's own n_process cannot carry kg's spans back). Both are whole-proce
 start-up and model loads included; peak RSS sums the process tree (workers included), sampled
 from /proc every 0.1 s. `--incremental`: after each size's build, add 10 papers and rebuild
 into the same folder with the same cache (for `all`, the build covers all but 10 papers and
-the rebuild adds them), printed as a share of the full build. `--embed onnx,torch` then
+the rebuild adds them), printed as a share of the full build; then rebuild again with 10
+papers removed and 10 edited (a sentence of the abstract dropped), and build that corpus from
+scratch (same cache, new folder) to check every output file is byte for byte the same
+(SOURCE_DATE_EPOCH pins the build time). `--embed onnx,torch` then
 rebuilds the same papers with ``--embedder NAME`` for each embedder named, extraction from the
 cache, and prints each one's "Embedding papers" stage: seconds, papers/s and the ratio to the
 first named.
@@ -37,7 +40,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "corpus"
 KG = [sys.executable, "-m", "kg"]
-EXTRA = 10  # papers added for the incremental rebuild
+EXTRA = 10  # papers added for the incremental rebuild (and then removed, and edited)
+OUTPUTS = ("papers.jsonl", "entities.jsonl", "concepts.jsonl", "graph.json", "graph.ttl", "graph.html", "related.idx")
 
 # Bare spaCy: kg's pipeline (loaded as kg loads it), each process piping every N-th abstract.
 BARE = """
@@ -123,6 +127,19 @@ def embed_seconds(stdout: str) -> float:
     return float(line.split()[-1])
 
 
+def edited(record: dict) -> dict:
+    """The record with its abstract's last sentence dropped (or, for one sentence, a word)."""
+    text = record["abstract"]
+    cut = text.rstrip(". ").rfind(". ")
+    shorter = text[: cut + 1] if cut > 0 else text.rsplit(" ", 1)[0]
+    return {**record, "abstract": shorter}
+
+
+def same_outputs(incremental: Path, scratch: Path) -> list[str]:
+    """The output files that differ between two build folders (each name links to its current generation)."""
+    return [name for name in OUTPUTS if (incremental / name).read_bytes() != (scratch / name).read_bytes()]
+
+
 def write_jsonl(path: Path, records: list[dict]) -> None:
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
 
@@ -135,6 +152,7 @@ def main() -> int:
     parser.add_argument("--embed", default="", metavar="NAMES", help="also time the embedding stage of these embedders, comma-separated (e.g. torch,onnx)")
     parser.add_argument("--no-bare", action="store_true", help="skip the bare nlp.pipe baseline (when time is short)")
     args = parser.parse_args()
+    os.environ.setdefault("SOURCE_DATE_EPOCH", "1764547200")  # every build stamped alike: outputs compare byte for byte
     if not CORPUS.is_dir():
         print(f"corpus not found at {CORPUS}", file=sys.stderr)
         return 1
@@ -180,6 +198,21 @@ def main() -> int:
                     flush=True,
                 )
                 print("\n".join(stage_lines(stdout)), flush=True)
+                changed = base[EXTRA:-EXTRA] + [edited(r) for r in base[-EXTRA:]] + extra
+                write_jsonl(corpus, changed)
+                again_wall, again_rss, stdout = run([*KG, "build", str(corpus), "-o", str(out), "--cache", str(cache), "-q", "--timings", *jobs])
+                print(
+                    f"{'':>8} -{EXTRA} papers, {EXTRA} edited: rebuild {again_wall:.1f} s = {100 * again_wall / build_wall:.2f} % of the full build"
+                    f" (peak RSS {again_rss / 2**30:.2f} GB)",
+                    flush=True,
+                )
+                print("\n".join(stage_lines(stdout)), flush=True)
+                scratch = work / f"scratch-{size}"
+                scratch_wall, _, _ = run([*KG, "build", str(corpus), "-o", str(scratch), "--cache", str(cache), "-q", *jobs])
+                differ = same_outputs(out, scratch)
+                verdict = "byte for byte the same" if not differ else f"DIFFERENT: {', '.join(differ)}"
+                print(f"{'':>8} the same corpus built from scratch ({scratch_wall:.1f} s, cached extraction): {verdict}", flush=True)
+                shutil.rmtree(scratch, ignore_errors=True)
             shutil.rmtree(out, ignore_errors=True)
             shutil.rmtree(cache, ignore_errors=True)
     return 0

@@ -79,13 +79,18 @@ def pick_bindings(graph) -> dict[str, list[dict[str, str]]]:
     partner = Counter(u for u, v in links if v in concepts and u != busiest)
     other = max(partner, key=lambda p: (partner[p], p))
     typical = sorted(per_paper, key=lambda p: (per_paper[p], p))[len(per_paper) // 2]
+    # the paper whose concepts reach the most links of other papers: the most rows for a ranking
+    reach = Counter()
+    for u, v in links:
+        reach[u] += per_concept[v]
+    widest = max(reach, key=lambda p: (reach[p], p))
     return {
         "papers_using_dataset": [{}, {"dataset": top("DATASET")}],
         "methods_per_task": [{}, {"task": top("TASK")}],
         "hardware_per_paper": [{}, {"paperId": nodes[busiest]["id"]}],
         "shared_concepts": [{"paperA": nodes[busiest]["id"], "paperB": nodes[other]["id"]}],
-        "related_shared_concepts": [{"paperId": nodes[busiest]["id"]}, {"paperId": nodes[typical]["id"]}],
-        "related_weighted": [{"paperId": nodes[busiest]["id"]}, {"paperId": nodes[typical]["id"]}],
+        "related_shared_concepts": [{"paperId": nodes[busiest]["id"]}, {"paperId": nodes[widest]["id"]}, {"paperId": nodes[typical]["id"]}],
+        "related_weighted": [{"paperId": nodes[busiest]["id"]}, {"paperId": nodes[widest]["id"]}, {"paperId": nodes[typical]["id"]}],
     }
 
 

@@ -265,7 +265,7 @@ def plain_rows() -> Callable:
 
 @pytest.fixture(scope="session")
 def sample_graph() -> Callable:
-    """`sample_graph()`: a new copy of the hand-made RDF/SPARQL graph (10 nodes, 10 edges, 264 triples)."""
+    """`sample_graph()`: a new copy of the hand-made RDF/SPARQL graph (10 nodes, 10 edges, 272 triples)."""
     return _rdf_sample_graph
 
 

@@ -56,6 +56,7 @@ class BuildSummary:
     recomputed: int = 0  # cache rows refused (damaged, or forged: not fitting their paper) and computed again
     seconds: float = 0.0
     stages: tuple[tuple[str, float], ...] = ()  # (stage, wall seconds) in the order they ran
+    memory: tuple[tuple[str, int | None, int | None], ...] = ()  # (stage, bytes held at its end, peak bytes so far)
     fragments: int = 0  # Turtle fragments in graph.ttl (`kg.rdf.fragments`)
     reused: int = 0  # of them, copied from the previous build (the rest were made now)
     store: str = ""  # how the SPARQL store was brought up to date: kept, updated or loaded
@@ -216,6 +217,7 @@ def build(
         recomputed=extraction_stats.corrupt + (0 if embedded is None else embedded.recomputed),
         seconds=round(time.perf_counter() - started, 3),
         stages=clock.timed(),
+        memory=clock.memory_used(),
         fragments=turtle.fragments,
         reused=turtle.reused,
         store=store.how,

@@ -226,3 +226,17 @@ def test_every_annotation_carries_its_mention_score(turtle, out) -> None:
     (pid, cid, start, end), score = sample
     key = next(k for k in by_iri if k.endswith(f"/{start}-{end}") and k.startswith(pid))
     assert abs(by_iri[key] - score) < 1e-9
+
+
+def test_paper_counts_are_the_links_counted(graph, backends) -> None:
+    """kg:paperCount (stored so idf needs no count over the graph) equals what a count of the
+    links gives, on every concept, and on the scheme the number of papers."""
+    counted = """SELECT ?c (COUNT(DISTINCT ?p) AS ?n) WHERE { ?c a skos:Concept . OPTIONAL { ?p kg:hasConceptLink/kg:linkedConcept ?c } } GROUP BY ?c"""
+    stored = "SELECT ?c ?n WHERE { ?c a skos:Concept ; kg:paperCount ?n }"
+    for backend in backends.values():
+        by_count = sorted(values(backend.query(counted)))
+        assert by_count == sorted(values(backend.query(stored)))
+        assert len(by_count) == sum(1 for _, d in graph.nodes(data=True) if d.get("kind") == "concept")
+        assert any(int(n) > 1 for _, n in by_count)  # a concept several papers share
+        papers = values(backend.query("SELECT ?n WHERE { ?s a skos:ConceptScheme ; kg:paperCount ?n }"))
+        assert papers == [(str(sum(1 for _, d in graph.nodes(data=True) if d.get("kind") == "paper")),)]

@@ -36,7 +36,7 @@ def test_bulk_load_from_turtle_holds_the_streamed_triples(sample_graph, tmp_path
     write_rdf(graph, tmp_path / "graph.ttl")
     kg_store.write_store(graph, tmp_path, turtle=tmp_path / "graph.ttl")
     from_turtle = quads(ox.Store.read_only(str(tmp_path / kg_store.STORE_DIR)))
-    assert from_turtle == quads(kg_store.to_store(graph)) and len(from_turtle) == 264
+    assert from_turtle == quads(kg_store.to_store(graph)) and len(from_turtle) == 272
     assert not list(tmp_path.glob(".graph.oxigraph.*"))  # no temporary folders left
 
 

@@ -116,9 +116,18 @@ def render_summary(summary: BuildSummary) -> str:
 
 
 def render_timings(summary: BuildSummary) -> str:
+    """Each stage's wall time, and the memory of the kg process when it ended: held then, and
+    the peak so far (its growth shows which stage sets the build's peak; workers not counted)."""
     width = max((len(name) for name, _ in summary.stages), default=0)
-    lines = ["Stage times (wall seconds):"]
-    lines.extend(f"  {name:<{width}}  {seconds:>9.2f}" for name, seconds in summary.stages)
+    memory = {name: (held, peak) for name, held, peak in summary.memory}
+    lines = ["Stage times (wall seconds; memory of the kg process at the stage's end: held, peak so far):"]
+    for name, seconds in summary.stages:
+        held, peak = memory.get(name, (None, None))
+        lines.append(f"  {name:<{width}}  {seconds:>9.2f}  {_gigabytes(held):>9}  {_gigabytes(peak):>9}")
     lines.append(f"  {'total':<{width}}  {summary.seconds:>9.2f}")
     lines.append(f"Reused from the previous build: {summary.reused:,} of {summary.fragments:,} Turtle fragments; SPARQL store {summary.store}.")
     return "\n".join(lines)
+
+
+def _gigabytes(size: int | None) -> str:
+    return "-" if size is None else f"{size / 1e9:.2f} GB"

@@ -50,6 +50,12 @@ def to_store(graph: nx.DiGraph, *, base: str = DEFAULT_BASE, path: str | None = 
 # Above this share of changed fragments, one bulk load of graph.ttl beats removing and
 # adding triples one by one in a copy of the old store.
 MAX_CHANGED_SHARE = 0.2
+# Each update leaves its own small RocksDB files, which every later query reads through: the
+# store is compacted once this many updates, or this share of the fragments changed in them,
+# piled up since it was last compacted (a bulk load always compacts).
+COMPACT_AFTER_UPDATES = 8
+COMPACT_AFTER_SHARE = 0.1
+CHURN_FILE = "kg-churn.json"  # in the store: updates and fragments changed since the last compaction
 
 
 def write_store(
@@ -92,7 +98,8 @@ def write_store(
     return StoreWritten(store_dir, how)
 
 
-StoreHow = Literal["kept", "updated", "loaded"]  # already current; fragments changed; bulk load
+# already current; fragments changed; fragments changed, then the store compacted; bulk load
+StoreHow = Literal["kept", "updated", "updated and compacted", "loaded"]
 
 
 def _write_store(
@@ -102,8 +109,10 @@ def _write_store(
     if current is not None:
         del current  # close it: the build only leaves it on disk
         return "kept"
-    if turtle is not None and previous_turtle is not None and _update_store(store_dir, stamp, Path(previous_turtle), Path(turtle), base):
-        return "updated"
+    if turtle is not None and previous_turtle is not None:
+        updated = _update_store(store_dir, stamp, Path(previous_turtle), Path(turtle), base)
+        if updated is not None:
+            return updated
     load = (lambda store: store.bulk_load(path=str(turtle), format=ox.RdfFormat.TURTLE)) if turtle is not None else None
     store = _rebuild_store(graph, store_dir, stamp, base=base, load=load)
     del store  # close it: the build only leaves it on disk
@@ -116,15 +125,15 @@ class StoreWritten:
     how: StoreHow
 
 
-def _update_store(store_dir: Path, stamp: dict[str, Any], old_turtle: Path, new_turtle: Path, base: str) -> bool:
+def _update_store(store_dir: Path, stamp: dict[str, Any], old_turtle: Path, new_turtle: Path, base: str) -> StoreHow | None:
     """Turn the store of `old_turtle`'s build into the store of `new_turtle`'s (see
-    `write_store`); False, with nothing changed, when it does not hold that build or too much
-    changed."""
+    `write_store`), compacting it when updates piled up; None, with nothing changed, when it
+    does not hold that build or too much changed."""
     if _read_stamp(store_dir) != _stamp(old_turtle.with_name(GRAPH_FILE), base):
-        return False
+        return None
     diff = changed_fragments(old_turtle, new_turtle)
     if diff is None or diff.changed > MAX_CHANGED_SHARE * diff.total:
-        return False
+        return None
 
     tmp = _temporary(store_dir)
     try:
@@ -134,7 +143,11 @@ def _update_store(store_dir: Path, stamp: dict[str, Any], old_turtle: Path, new_
             store.remove(quad)
         store.extend(ox.parse(diff.added, format=ox.RdfFormat.TURTLE))
         store.flush()
+        churn = _next_churn(_read_churn(store_dir), diff.changed, diff.total)
+        if churn is None:
+            store.optimize()
         del store
+        _write_churn(tmp, churn)
         _write_stamp(tmp, stamp)
         fsync_tree(tmp)
     except KeyboardInterrupt:
@@ -142,9 +155,35 @@ def _update_store(store_dir: Path, stamp: dict[str, Any], old_turtle: Path, new_
         raise
     except Exception:  # a failed update costs a reload, never the build (the reload reports real errors)
         shutil.rmtree(tmp, ignore_errors=True)
-        return False
+        return None
     _swap_in(tmp, store_dir)
-    return True
+    return "updated" if churn is not None else "updated and compacted"
+
+
+Churn = tuple[int, int]  # (updates, fragments changed) since the store was last compacted
+
+
+def _next_churn(churn: Churn, changed: int, total: int) -> Churn | None:
+    """The churn after one more update of `changed` of `total` fragments; None: compact now."""
+    updates, fragments = churn[0] + 1, churn[1] + changed
+    if updates >= COMPACT_AFTER_UPDATES or fragments > COMPACT_AFTER_SHARE * total:
+        return None
+    return updates, fragments
+
+
+def _read_churn(store_dir: Path) -> Churn:
+    """What piled up in the store at `store_dir` since it was compacted ((0, 0) when it says
+    nothing: a store bulk-loaded and compacted, or one written before kg counted)."""
+    try:
+        data = json.loads((store_dir / CHURN_FILE).read_text(encoding="utf-8"))
+        return int(data["updates"]), int(data["fragments"])
+    except (OSError, ValueError, TypeError, KeyError):
+        return 0, 0
+
+
+def _write_churn(store_dir: Path, churn: Churn | None) -> None:
+    updates, fragments = churn or (0, 0)
+    (store_dir / CHURN_FILE).write_text(json.dumps({"updates": updates, "fragments": fragments}, sort_keys=True), encoding="utf-8")
 
 
 def _stamp(graph_file: Path, base: str) -> dict[str, Any]:

@@ -31,7 +31,7 @@ _SURROGATES = re.compile("[\ud800-\udfff]")
 # Bump by hand whenever a code change alters the Turtle written for the same inputs (triples,
 # their order, IRIs, literals): a build then makes every fragment anew instead of copying it
 # from the replaced build. tests/rdf/test_turtle_version.py fails until it is bumped.
-TURTLE_VERSION = 2
+TURTLE_VERSION = 3
 # Everything besides a fragment's inputs that shapes its Turtle bytes, keyed into every digest:
 # that version, the serializer, and Unicode's tables (kg:key values fold with NFKC).
 _CODE = hashlib.blake2b(
@@ -103,6 +103,7 @@ KG_COSINE = _n("kg", "cosine")
 KG_RANK = _n("kg", "rank")
 KG_SIMILAR_TO = _n("kg", "similarTo")
 KG_KEY = _n("kg", "key")
+KG_PAPER_COUNT = _n("kg", "paperCount")
 KG_PIPELINE_NAME = _n("kg", "pipelineName")
 KG_PIPELINE_VERSION = _n("kg", "pipelineVersion")
 KG_CLASS = {t: _n("kg", cls) for t, (cls, _) in TYPE_TERMS.items()}
@@ -206,18 +207,26 @@ def fragments(graph: nx.DiGraph, *, base: str = DEFAULT_BASE) -> Iterator[Fragme
     name, version = pipeline_of(graph.graph)
     created = graph.graph.get("created")
     created = created if isinstance(created, str) and _DATETIME.fullmatch(created) else None
-    yield Fragment(_digest(iris.base, "head", name, version, created), partial(_head_triples, iris, name, version, created))
-
     nodes = graph.nodes
+    paper_keys = sorted(k for k, d in nodes(data=True) if d.get("kind") == "paper")
+    yield Fragment(
+        _digest(iris.base, "head", name, version, created, len(paper_keys)),
+        partial(_head_triples, iris, name, version, created, len(paper_keys)),
+    )
+
     concept_keys = sorted(k for k, d in nodes(data=True) if d.get("kind") == "concept")
     concept_ids = {key: str(nodes[key]["id"]) for key in concept_keys}
     for key in concept_keys:
         data = nodes[key]
         broader = [concept_ids[v] for v in sorted(v for _, v, d in graph.out_edges(key, data=True) if d.get("kind") == "broader" and v in concept_ids)]
-        yield Fragment(_digest(iris.base, "concept", concept_ids[key], data, broader), partial(_concept_triples, iris, concept_ids[key], data, broader))
+        # df, stored so that idf and "how many papers" need no count over the whole graph
+        papers = sum(1 for _, _, d in graph.in_edges(key, data=True) if d.get("kind") == "mentions")
+        yield Fragment(
+            _digest(iris.base, "concept", concept_ids[key], data, broader, papers),
+            partial(_concept_triples, iris, concept_ids[key], data, broader, papers),
+        )
 
     authors: set[str] = set()
-    paper_keys = sorted(k for k, d in nodes(data=True) if d.get("kind") == "paper")
     for key in paper_keys:
         data = nodes[key]
         authors.update(a for a in data.get("authors") or () if str(a).strip())
@@ -240,7 +249,7 @@ def fragments(graph: nx.DiGraph, *, base: str = DEFAULT_BASE) -> Iterator[Fragme
         yield Fragment(_digest(iris.base, "author", author), partial(_author_triples, iris, author))
 
 
-def _head_triples(iris: Iris, name: str, version: str, created: str | None) -> Iterator[ox.Triple]:
+def _head_triples(iris: Iris, name: str, version: str, created: str | None, papers: int) -> Iterator[ox.Triple]:
     T = ox.Triple
     run = iris.run(name, version)
     yield T(run, RDF_TYPE, PROV_ACTIVITY)
@@ -252,9 +261,10 @@ def _head_triples(iris: Iris, name: str, version: str, created: str | None) -> I
     scheme = iris.scheme()
     yield T(scheme, RDF_TYPE, SKOS_SCHEME)
     yield T(scheme, RDFS_LABEL, _text("kg concepts"))
+    yield T(scheme, KG_PAPER_COUNT, ox.Literal(papers))
 
 
-def _concept_triples(iris: Iris, cid: str, data: dict[str, Any], broader: list[str]) -> Iterator[ox.Triple]:
+def _concept_triples(iris: Iris, cid: str, data: dict[str, Any], broader: list[str], papers: int) -> Iterator[ox.Triple]:
     T = ox.Triple
     node = iris.concept(cid)
     ctype = data.get("type")
@@ -272,6 +282,7 @@ def _concept_triples(iris: Iris, cid: str, data: dict[str, Any], broader: list[s
     yield T(node, SKOS_IN_SCHEME, iris.scheme())
     for other in broader:
         yield T(node, SKOS_BROADER, iris.concept(other))
+    yield T(node, KG_PAPER_COUNT, ox.Literal(papers))
 
 
 def _paper_triples(
