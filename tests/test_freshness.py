@@ -62,3 +62,24 @@ def test_index_is_stale_when_the_content_changes_but_size_and_mtime_do_not(sampl
     index, source = related.open_index(tmp_path)
     assert source == "graph"
     assert "HippoRAG: MEMORY" in index.titles
+
+
+def test_streamed_graph_json_is_the_one_shot_dump_and_its_digest(sample_graph, tmp_path: Path, monkeypatch) -> None:
+    """`save` writes graph.json in batches (memory); the bytes are those of one `json.dumps` of
+    the whole graph, and the content id is the SHA-256 of that dump, whatever the batch size."""
+    import hashlib
+    import json
+
+    from kg import graph as kg_graph
+
+    graph = sample_graph()
+    data = kg_graph.to_json(graph)
+    body = json.dumps({k: data[k] for k in ("meta", "nodes", "edges")}, ensure_ascii=False, separators=(",", ":"))
+    digest = hashlib.sha256(body.encode("utf-8")).hexdigest()
+    expected = f'{{"format":"kg-graph","version":1,"content_id":"{digest}",{body[1:]}'.encode()
+    for batch in (1, 3, 1000):  # the sample graph has 10 nodes and 10 edges
+        monkeypatch.setattr(kg_graph, "_SAVE_BATCH", batch)
+        save(graph, tmp_path)
+        assert (tmp_path / GRAPH_FILE).read_bytes() == expected
+        assert content_id(tmp_path) == digest
+        assert kg_graph.to_json(kg_graph.load(tmp_path))["nodes"] == data["nodes"]

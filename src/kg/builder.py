@@ -24,15 +24,13 @@ from kg.generations import Generation, OutputLock, check_names, clean_stale, cur
 from kg.ingest import PROGRESS_STAGE, read_corpus
 from kg.model import DEFAULT_RECOGNIZER, Paper, Progress
 from kg.util.atomic import atomic_open, check_output_dir, make_output_dir
+from kg.util.memory import release_memory
 from kg.util.stages import StageClock
 
 if TYPE_CHECKING:
-    import networkx as nx
-
-    from kg.concepts.find import CorpusConcepts
+    from kg.extract.runner import ExtractionStats
     from kg.ingest.sources import Format
     from kg.rdf.fragments import TurtleWritten
-    from kg.related_work.embed import Embeddings
 
 PAPERS_FILE = "papers.jsonl"
 ENTITIES_FILE = "entities.jsonl"
@@ -170,19 +168,27 @@ def build(
     try:
         with clock.stage(PROGRESS_STAGE, reports_itself=True):
             corpus = read_corpus(inputs, skip_invalid=skip_invalid, stdin=stdin, progress=progress, format=format)
+        # The papers are held here alone (not through `corpus`), so they can be let go below.
+        papers, duplicates, skipped = corpus.papers, corpus.duplicates, corpus.skipped
+        del corpus
         make_output_dir(out)
         lock.acquire()  # a first build: only now may out/ be written
         clean_stale(out, OUTPUT_FILES + EMBED_FILES)
-        check_free_space(out, corpus.papers)
+        check_free_space(out, papers)
         # The build being replaced: its unchanged Turtle fragments are copied, not made again,
         # and the store is updated from it (unless --no-cache: then everything is made anew).
         previous = None if no_cache else current_folder(out)
         with Generation(out) as generation:
-            found, graph, embedded, turtle = _write_outputs(
-                corpus.papers, generation.folder, cache_dir=None if cache is None else cache.path,
+            count = len(papers)
+            written = _write_outputs(
+                papers, generation.folder, cache_dir=None if cache is None else cache.path,
                 workers=workers, dask_address=dask_address, clock=clock, recognizer=recognizer, embed=embed, embedder=embedder,
                 previous=previous, min_score=min_score,
             )
+            # The mentions and the graph are gone now (only counts came back), and the papers go
+            # too: the store's bulk loader, the build's last big allocation, gets their memory.
+            del papers
+            release_memory()
             # The Oxigraph store `kg sparql` and `kg serve` open (outside generations, stamped by
             # content): updated from the replaced build's, or bulk-loaded from the new graph.ttl,
             # before the switch, which runs under the store lock once the store is on disk: a
@@ -193,28 +199,25 @@ def build(
 
             with clock.stage("Loading SPARQL store"):
                 store = write_store(
-                    graph, out, turtle=generation.folder / TURTLE_FILE, graph_file=generation.folder / GRAPH_FILE,
+                    None, out, turtle=generation.folder / TURTLE_FILE, graph_file=generation.folder / GRAPH_FILE,
                     previous_turtle=previous / TURTLE_FILE if previous is not None else None, then=generation.publish,
                 )
         if not embed:  # an earlier build's embeddings: their links now point at nothing
             unlink_missing(out, EMBED_FILES)
     finally:
         lock.release()
-    resolution, extraction_stats = found.resolution, found.stats
-    concepts_by_type = dict(sorted(Counter(concept.type for concept in resolution.concepts).items()))
-    edges = graph.number_of_edges()
-
+    extraction_stats, turtle = written.stats, written.turtle
     return BuildSummary(
         out_dir=str(out),
-        papers=len(corpus.papers),
-        duplicates=corpus.duplicates,
-        skipped=corpus.skipped,
-        concepts_by_type=concepts_by_type,
-        edges=edges,
+        papers=count,
+        duplicates=duplicates,
+        skipped=skipped,
+        concepts_by_type=written.concepts_by_type,
+        edges=written.edges,
         cached=extraction_stats.cached,
         extracted=extraction_stats.extracted,
-        embedded=None if embedded is None else embedded.encoded,
-        recomputed=extraction_stats.corrupt + (0 if embedded is None else embedded.recomputed),
+        embedded=written.embedded,
+        recomputed=extraction_stats.corrupt + written.embeddings_recomputed,
         seconds=round(time.perf_counter() - started, 3),
         stages=clock.timed(),
         memory=clock.memory_used(),
@@ -223,6 +226,18 @@ def build(
         store=store.how,
         outputs=tuple(str(out / name) for name in (*OUTPUT_FILES, *(EMBED_FILES if embed else ()), STORE_DIR)),
     )
+
+
+@dataclass(frozen=True)
+class _Written:
+    """What the summary needs of the stages `_write_outputs` ran: counts, not their data."""
+
+    stats: ExtractionStats
+    concepts_by_type: dict[str, int]
+    edges: int
+    turtle: TurtleWritten
+    embedded: int | None  # papers encoded in this build (None: no embeddings)
+    embeddings_recomputed: int
 
 
 def _write_outputs(
@@ -238,9 +253,10 @@ def _write_outputs(
     previous: Path | None,
     embedder: str | None = None,
     min_score: float | None = None,
-) -> tuple[CorpusConcepts, nx.DiGraph, Embeddings | None, TurtleWritten]:
+) -> _Written:
     """Every stage after reading, each output file written into `folder` (a new generation);
-    `previous` is the generation being replaced (None: make everything from scratch)."""
+    `previous` is the generation being replaced (None: make everything from scratch). Returns
+    counts only, so that the caller holds none of the stages' data once it returns."""
     progress = clock.progress
     # Extract (spaCy, per paper) → resolve (corpus-wide concepts) → propagate → graph.
     from kg.concepts.find import entities_record, find_concepts
@@ -288,7 +304,14 @@ def _write_outputs(
 
     with clock.stage("Indexing related work"):
         write_index(graph, folder)
-    return found, graph, embedded, turtle
+    return _Written(
+        stats=found.stats,
+        concepts_by_type=dict(sorted(Counter(concept.type for concept in resolution.concepts).items())),
+        edges=graph.number_of_edges(),
+        turtle=turtle,
+        embedded=None if embedded is None else embedded.encoded,
+        embeddings_recomputed=0 if embedded is None else embedded.recomputed,
+    )
 
 
 def current_cache_versions(recognizers: Sequence[str] = ()) -> dict[str, dict[str, str]]:

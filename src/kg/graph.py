@@ -30,7 +30,7 @@ import json
 import os
 import re
 import weakref
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -157,16 +157,60 @@ def from_json(data: dict[str, Any]) -> nx.DiGraph:
 
 def save(graph: nx.DiGraph, directory: str | os.PathLike[str]) -> Path:
     """Write ``graph.json``. Its header carries `content_id`, a SHA-256 of the rest, so
-    derived files (e.g. the related-papers index) can tell cheaply which graph they index."""
+    derived files (e.g. the related-papers index) can tell cheaply which graph they index.
+
+    Streamed: the body is encoded a batch of nodes or edges at a time, hashed as it is written
+    after a header of the same length, which gets the digest at the end (on 66k papers the
+    whole body as one string and its bytes held 2 GB more). The bytes are those of `to_json`
+    dumped at once, content id included."""
     path = Path(directory) / GRAPH_FILE
-    data = to_json(graph)
-    body = json.dumps({k: data[k] for k in ("meta", "nodes", "edges")}, ensure_ascii=False, separators=(",", ":"))
-    content_id = hashlib.sha256(body.encode("utf-8")).hexdigest()
-    with atomic_open(path) as handle:
-        # Header first (fixed order) so `content_id` can be read without parsing the file.
-        handle.write(f'{{"format":"{FORMAT}","version":{FORMAT_VERSION},"content_id":"{content_id}",')
-        handle.write(body[1:])
+    digest = hashlib.sha256()
+    with atomic_open(path, "wb", encoding=None) as handle:
+        # Header first (fixed order and length) so `content_id` can be read without parsing the file.
+        handle.write(_header("0" * 64))
+        pieces = _body(graph)
+        digest.update(next(pieces).encode())  # "{": hashed, and written by the header
+        for piece in pieces:
+            data = piece.encode("utf-8")
+            digest.update(data)
+            handle.write(data)
+        handle.seek(0)
+        handle.write(_header(digest.hexdigest()))
     return path
+
+
+_SAVE_BATCH = 2000  # nodes or edges encoded per piece of `_body`
+
+
+def _header(content_id: str) -> bytes:
+    """The file's opening, up to the body's first key; the body's own "{" is hashed, not written."""
+    return f'{{"format":"{FORMAT}","version":{FORMAT_VERSION},"content_id":"{content_id}",'.encode()
+
+
+def _body(graph: nx.DiGraph) -> Iterator[str]:
+    """``{"meta":…,"nodes":[…],"edges":[…]}`` as `json.dumps` would write it, in pieces; the
+    first piece ("{") is left out of the file (the header opens the object)."""
+    def dumps(value: Any) -> str:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+    yield "{"
+    yield '"meta":' + dumps(dict(graph.graph)) + ',"nodes":['
+    yield from _batches(graph.nodes(data=True), lambda item: dumps({"key": item[0], **item[1]}))
+    yield '],"edges":['
+    yield from _batches(graph.edges(data=True), lambda item: dumps({"source": item[0], "target": item[1], **item[2]}))
+    yield "]}"
+
+
+def _batches(items: Iterable[Any], encode: Callable[[Any], str]) -> Iterator[str]:
+    batch: list[str] = []
+    first = True
+    for item in items:
+        batch.append(encode(item))
+        if len(batch) == _SAVE_BATCH:
+            yield ("" if first else ",") + ",".join(batch)
+            batch, first = [], False
+    if batch:
+        yield ("" if first else ",") + ",".join(batch)
 
 
 def content_id(directory: str | os.PathLike[str]) -> str | None:

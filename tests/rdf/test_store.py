@@ -40,6 +40,23 @@ def test_bulk_load_from_turtle_holds_the_streamed_triples(sample_graph, tmp_path
     assert not list(tmp_path.glob(".graph.oxigraph.*"))  # no temporary folders left
 
 
+@pytest.mark.parametrize("chunk", [1, 2_000, 10**9])  # every fragment alone, a few at a time, all at once
+def test_bulk_load_in_pieces_holds_the_same_triples(sample_graph, tmp_path: Path, monkeypatch, chunk: int) -> None:
+    """kg build's graph.ttl has a fragment index: the store loads it a piece at a time (memory)."""
+    from kg.rdf.fragments import turtle_chunks, write_turtle
+
+    graph = sample_graph()
+    save(graph, tmp_path)
+    written = write_turtle(graph, tmp_path / "graph.ttl")
+    pieces = list(turtle_chunks(tmp_path / "graph.ttl", chunk))
+    assert len(pieces) == (written.fragments if chunk == 1 else 1 if chunk == 10**9 else len(pieces))
+    assert 1 < len(pieces) < written.fragments or chunk != 2_000  # the sample's Turtle is about 20 kB
+    monkeypatch.setattr(kg_store, "BULK_LOAD_CHUNK", chunk)
+    kg_store.write_store(None, tmp_path, turtle=tmp_path / "graph.ttl")
+    loaded = quads(ox.Store.read_only(str(tmp_path / kg_store.STORE_DIR)))
+    assert loaded == quads(kg_store.to_store(graph)) and len(loaded) == 272
+
+
 def test_a_current_store_is_kept_and_a_stale_one_replaced(sample_graph, tmp_path: Path) -> None:
     graph = sample_graph()
     save(graph, tmp_path)

@@ -15,6 +15,7 @@ is how `kg.rdf.store` updates the Oxigraph store instead of reloading it.
 from __future__ import annotations
 
 import array
+import bisect
 import mmap
 import os
 import zlib
@@ -206,6 +207,30 @@ def write_turtle(
     if progress is not None:
         progress(STAGE, len(index), len(index))
     return TurtleWritten(len(index), reused)
+
+
+def turtle_chunks(turtle: str | os.PathLike[str], size: int) -> Iterator[bytes] | None:
+    """graph.ttl in Turtle documents of about `size` bytes each, cut between fragments (each
+    with the prefixes), read one at a time; None when the file has no whole index. Together
+    they hold exactly the file's triples: no two fragments share a subject."""
+    path = Path(turtle)
+    index = FragmentIndex.load(index_path(path))
+    if index is None or not len(index):
+        return None
+
+    def chunks() -> Iterator[bytes]:
+        with path.open("rb") as handle:
+            start, last = index.offsets[0], len(index) - 1
+            end_of_file = index.offsets[last] + index.lengths[last]
+            cut = 0  # the fragment each chunk starts at
+            while start < end_of_file:
+                cut = bisect.bisect_left(index.offsets, start + size, lo=cut + 1)
+                end = index.offsets[cut] if cut <= last else end_of_file
+                handle.seek(start)
+                yield HEADER + handle.read(end - start)
+                start = end
+
+    return chunks()
 
 
 @dataclass(frozen=True)
