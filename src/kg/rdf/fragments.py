@@ -22,7 +22,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 import pyoxigraph as ox
 
@@ -74,10 +74,14 @@ class FragmentIndex:
         return len(self.offsets)
 
     def add(self, key: bytes, offset: int, data: bytes) -> None:
+        self.add_known(key, offset, len(data), zlib.crc32(data))
+
+    def add_known(self, key: bytes, offset: int, length: int, crc: int) -> None:
+        """A fragment whose length and CRC are known (copied from another index)."""
         self.keys += key
         self.offsets.append(offset)
-        self.lengths.append(len(data))
-        self.crcs.append(zlib.crc32(data))
+        self.lengths.append(length)
+        self.crcs.append(crc)
 
     def key(self, i: int) -> bytes:
         return bytes(self.keys[i * _KEY : (i + 1) * _KEY])
@@ -150,9 +154,16 @@ class _IndexedTurtle:
         data = self.data[offset : offset + self.index.lengths[i]]
         return data if zlib.crc32(data) == self.index.crcs[i] else None
 
-    def get(self, key: bytes) -> bytes | None:
-        i = self.where.get(key)
-        return None if i is None else self.bytes_of(i)
+    def intact(self, i: int) -> bool:
+        """Whether fragment `i`'s bytes still match their CRC (checked in place, not copied)."""
+        offset = self.index.offsets[i]
+        with memoryview(self.data) as view:
+            return zlib.crc32(view[offset : offset + self.index.lengths[i]]) == self.index.crcs[i]
+
+    def copy(self, start: int, end: int, handle: BinaryIO) -> None:
+        """Write bytes `start:end` of the file to `handle` (one call for a run of fragments)."""
+        with memoryview(self.data) as view:
+            handle.write(view[start:end])
 
     def close(self) -> None:
         self.data.close()
@@ -187,18 +198,33 @@ def write_turtle(
         with output_errors(path), open_output(path) as handle:
             handle.write(HEADER)
             offset = len(HEADER)
+            # Unchanged fragments mostly follow each other in both files (both are in id order):
+            # such a run is copied from the old file in one write, not fragment by fragment.
+            run_start = run_end = 0  # the old file's bytes not yet copied
             for n, fragment in enumerate(fragments(graph, base=base), start=1):
-                data = old.get(fragment.key) if old is not None else None
-                if data is None:
-                    data = _turtle(fragment.make())
-                else:
+                i = old.where.get(fragment.key) if old is not None else None
+                if i is not None and old.intact(i):
+                    start, length = old.index.offsets[i], old.index.lengths[i]
+                    if start != run_end:
+                        old.copy(run_start, run_end, handle)
+                        run_start = start
+                    run_end = start + length
+                    index.add_known(fragment.key, offset, length, old.index.crcs[i])
                     reused += 1
-                handle.write(data)
-                index.add(fragment.key, offset, data)
-                offset += len(data)
+                else:
+                    if old is not None:
+                        old.copy(run_start, run_end, handle)
+                        run_start = run_end = 0
+                    data = _turtle(fragment.make())
+                    handle.write(data)
+                    index.add(fragment.key, offset, data)
+                    length = len(data)
+                offset += length
                 if progress is not None and n % _PROGRESS_EVERY == 0:
                     total = max(total, n)
                     progress(STAGE, n, total)
+            if old is not None:
+                old.copy(run_start, run_end, handle)
         with output_errors(path):
             index.save(index_path(path))
     finally:
