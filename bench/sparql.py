@@ -84,13 +84,14 @@ def pick_bindings(graph) -> dict[str, list[dict[str, str]]]:
     for u, v in links:
         reach[u] += per_concept[v]
     widest = max(reach, key=lambda p: (reach[p], p))
+    ranked = [{"paperId": nodes[p]["id"]} for p in dict.fromkeys((busiest, widest, typical))]  # each paper once
     return {
         "papers_using_dataset": [{}, {"dataset": top("DATASET")}],
         "methods_per_task": [{}, {"task": top("TASK")}],
         "hardware_per_paper": [{}, {"paperId": nodes[busiest]["id"]}],
         "shared_concepts": [{"paperA": nodes[busiest]["id"], "paperB": nodes[other]["id"]}],
-        "related_shared_concepts": [{"paperId": nodes[busiest]["id"]}, {"paperId": nodes[widest]["id"]}, {"paperId": nodes[typical]["id"]}],
-        "related_weighted": [{"paperId": nodes[busiest]["id"]}, {"paperId": nodes[widest]["id"]}, {"paperId": nodes[typical]["id"]}],
+        "related_shared_concepts": ranked,
+        "related_weighted": ranked,
     }
 
 

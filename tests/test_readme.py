@@ -7,8 +7,8 @@ The rules (stated in the README above its first example):
   same folder, so later ones use the ``out/`` the quickstart's ``kg build`` made;
 * the lines after it, up to the next ``$ ``, are its output: stdout and stderr together;
 * trailing whitespace and trailing blank lines are ignored; a duration (a number followed by
-  `` s``) matches any number; a number after ``≈`` matches itself or one unit up or down in its
-  last digit; a line holding only ``…`` matches any run of lines, none included;
+  `` s``) matches any number; a decimal number after ``≈`` matches itself or one unit up or down
+  in its last digit; a line holding only ``…`` matches any run of lines, none included;
 * ``<!-- not run: REASON -->`` just above a block skips it (the test is reported as skipped
   with that reason); ``<!-- needs: PATH -->`` runs it only where PATH (relative to the
   repository, e.g. ``../shared/eval``) exists.
@@ -35,7 +35,7 @@ README = ROOT / "README.md"
 FENCE = re.compile(r"^```(\S*)\s*$")
 DIRECTIVE = re.compile(r"^<!--\s*(not run|needs):\s*(.*?)\s*-->$")
 DURATION = re.compile(r"\b\d+(?:\.\d+)? s\b")
-NEAR = re.compile(r"≈(\d+(?:\.\d+)?)")  # ≈0.716: 0.715, 0.716 or 0.717
+NEAR = re.compile(r"≈(\d+\.\d+)")  # ≈0.716: 0.715, 0.716 or 0.717
 ANY_LINES = "…"
 # Not copied into the README's scratch copy of the repository: what .gitignore leaves out of a
 # clone (environments, caches, build output; out/ keeps only its committed .gitkeep), and .git.
@@ -168,7 +168,8 @@ def test_ellipsis_line_matches_any_run_of_lines_and_durations_any_number() -> No
 def test_a_near_number_matches_one_unit_either_way() -> None:
     assert output_matches(["  2. ≈0.716  p"], "  2. 0.715  p\n") and output_matches(["≈0.716"], "0.717\n")
     assert not output_matches(["≈0.716"], "0.714\n") and not output_matches(["≈0.716"], "0.7160\n")
-    assert output_matches(["≈10 of ≈0.10"], "9 of 0.09\n") and not output_matches(["≈10"], "12\n")
+    assert output_matches(["≈1.0 of ≈0.10"], "0.9 of 0.09\n") and not output_matches(["≈1.0"], "1.2\n")
+    assert not output_matches(["≈10"], "9\n")  # decimals only: an integer after ≈ is written as it is
 
 
 def test_parsing_commands_outputs_and_directives() -> None:

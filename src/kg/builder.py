@@ -188,7 +188,6 @@ def build(
             # The mentions and the graph are gone now (only counts came back), and the papers go
             # too: the store's bulk loader, the build's last big allocation, gets their memory.
             del papers
-            release_memory()
             # The Oxigraph store `kg sparql` and `kg serve` open (outside generations, stamped by
             # content): updated from the replaced build's, or bulk-loaded from the new graph.ttl,
             # before the switch, which runs under the store lock once the store is on disk: a
@@ -198,6 +197,7 @@ def build(
             from kg.rdf.writers import TURTLE_FILE
 
             with clock.stage("Loading SPARQL store"):
+                release_memory()
                 store = write_store(
                     None, out, turtle=generation.folder / TURTLE_FILE, graph_file=generation.folder / GRAPH_FILE,
                     previous_turtle=previous / TURTLE_FILE if previous is not None else None, then=generation.publish,

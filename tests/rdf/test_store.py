@@ -49,12 +49,33 @@ def test_bulk_load_in_pieces_holds_the_same_triples(sample_graph, tmp_path: Path
     save(graph, tmp_path)
     written = write_turtle(graph, tmp_path / "graph.ttl")
     pieces = list(turtle_chunks(tmp_path / "graph.ttl", chunk))
-    assert len(pieces) == (written.fragments if chunk == 1 else 1 if chunk == 10**9 else len(pieces))
-    assert 1 < len(pieces) < written.fragments or chunk != 2_000  # the sample's Turtle is about 20 kB
+    expected = {1: written.fragments, 10**9: 1}.get(chunk)
+    assert len(pieces) == expected if expected else 1 < len(pieces) < written.fragments  # the sample's Turtle is about 20 kB
     monkeypatch.setattr(kg_store, "BULK_LOAD_CHUNK", chunk)
     kg_store.write_store(None, tmp_path, turtle=tmp_path / "graph.ttl")
     loaded = quads(ox.Store.read_only(str(tmp_path / kg_store.STORE_DIR)))
     assert loaded == quads(kg_store.to_store(graph)) and len(loaded) == 272
+
+
+def test_a_turtle_file_its_index_does_not_describe_is_loaded_whole(sample_graph, tmp_path: Path) -> None:
+    from kg.rdf.fragments import turtle_chunks, write_turtle
+
+    graph = sample_graph()
+    save(graph, tmp_path)
+    write_turtle(graph, tmp_path / "graph.ttl")
+    with (tmp_path / "graph.ttl").open("ab") as handle:  # one more triple than the index knows of
+        handle.write(b"<urn:x:s> <urn:x:p> <urn:x:o> .\n")
+    assert turtle_chunks(tmp_path / "graph.ttl", 1) is None
+    kg_store.write_store(None, tmp_path, turtle=tmp_path / "graph.ttl")
+    assert len(ox.Store.read_only(str(tmp_path / kg_store.STORE_DIR))) == 273
+
+
+@pytest.mark.parametrize("content", ['{"updates": 1e400, "fragments": 0}', '{"updates": -50, "fragments": -1}', "not json", '{"updates": "x"}'])
+def test_a_damaged_churn_file_counts_from_zero(tmp_path: Path, content: str) -> None:
+    (tmp_path / kg_store.CHURN_FILE).write_text(content, encoding="utf-8")
+    assert kg_store._read_churn(tmp_path) == (0, 0)
+    assert kg_store._next_churn((0, 0), 1, 100) == (1, 1)
+    assert kg_store._next_churn((kg_store.COMPACT_AFTER_UPDATES - 1, 0), 1, 100) is None  # the last update before compaction
 
 
 def test_a_current_store_is_kept_and_a_stale_one_replaced(sample_graph, tmp_path: Path) -> None:

@@ -241,13 +241,17 @@ def turtle_chunks(turtle: str | os.PathLike[str], size: int) -> Iterator[bytes] 
     they hold exactly the file's triples: no two fragments share a subject."""
     path = Path(turtle)
     index = FragmentIndex.load(index_path(path))
-    if index is None or not len(index):
+    try:
+        end_of_file = path.stat().st_size
+    except OSError:
         return None
+    last = len(index) - 1 if index is not None else -1
+    if index is None or last < 0 or index.offsets[last] + index.lengths[last] != end_of_file:
+        return None  # no index, or not this file's (as `_IndexedTurtle` checks): load it whole
 
     def chunks() -> Iterator[bytes]:
         with path.open("rb") as handle:
-            start, last = index.offsets[0], len(index) - 1
-            end_of_file = index.offsets[last] + index.lengths[last]
+            start = index.offsets[0]
             cut = 0  # the fragment each chunk starts at
             while start < end_of_file:
                 cut = bisect.bisect_left(index.offsets, start + size, lo=cut + 1)

@@ -51,8 +51,10 @@ def to_store(graph: nx.DiGraph, *, base: str = DEFAULT_BASE, path: str | None = 
 # adding triples one by one in a copy of the old store.
 MAX_CHANGED_SHARE = 0.2
 # Each update leaves its own small RocksDB files, which every later query reads through: the
-# store is compacted once this many updates, or this share of the fragments changed in them,
-# piled up since it was last compacted (a bulk load always compacts).
+# store is compacted once this many updates piled up since it was last compacted, or fragments
+# removed and added by them (an edited one counts twice) reach this share of the graph's
+# fragments (a bulk load always compacts). bench/store_churn.py: 16 updates of 40 papers made
+# whole-graph queries 2-3x slower on 22.9k papers; compaction brought them back.
 COMPACT_AFTER_UPDATES = 8
 COMPACT_AFTER_SHARE = 0.1
 CHURN_FILE = "kg-churn.json"  # in the store: updates and fragments changed since the last compaction
@@ -73,7 +75,8 @@ def write_store(
 
     `turtle` names a Turtle file of the same graph under the same base (kg build's
     graph.ttl, just written): Oxigraph's bulk loader parses it in Rust instead of taking the
-    triples one by one from Python, and `graph` may be None (kg build lets it go first). When the store holds the build of `previous_turtle` (the
+    triples one by one from Python, and `graph` may be None (kg build lets it go first; without
+    `turtle` it is needed). When the store holds the build of `previous_turtle` (the
     generation just replaced) and few of its fragments changed (`kg.rdf.fragments`), the
     store is updated instead: a checkpoint of the old store (hard links, nothing copied) gets
     the removed fragments' triples deleted and the new ones added. Either way it happens in
@@ -120,7 +123,8 @@ def _write_store(
 
 
 # Oxigraph's bulk loader holds what it parsed until it writes it out: the whole graph.ttl of
-# 22.9k papers (408 MB) peaked at 1.8 GB, 20 MB pieces at 0.4 GB (about 1.4× the load time).
+# 22.9k papers (408 MB) peaked at 1.8 GB, pieces of 20 MB at 0.4 GB and of 40 MB at 0.7 GB
+# (about 1.4x the load time: a file is parsed in parallel, a piece in one thread).
 BULK_LOAD_CHUNK = 24_000_000
 
 
@@ -192,8 +196,8 @@ def _read_churn(store_dir: Path) -> Churn:
     nothing: a store bulk-loaded and compacted, or one written before kg counted)."""
     try:
         data = json.loads((store_dir / CHURN_FILE).read_text(encoding="utf-8"))
-        return int(data["updates"]), int(data["fragments"])
-    except (OSError, ValueError, TypeError, KeyError):
+        return max(0, int(data["updates"])), max(0, int(data["fragments"]))
+    except (OSError, ValueError, TypeError, KeyError, OverflowError):  # damaged: count from now
         return 0, 0
 
 
@@ -258,7 +262,7 @@ def repair_store(directory: str | os.PathLike[str] | GraphFolder, *, base: str =
     turtle = view.file("graph.ttl")
     with output_errors(store_dir), _locked(view.root / LOCK_FILE):
         if turtle.is_file() and base == DEFAULT_BASE:  # kg build writes graph.ttl under the default base
-            return _rebuild_store(None, store_dir, stamp, base=base, load=lambda store: store.bulk_load(path=str(turtle), format=ox.RdfFormat.TURTLE))
+            return _rebuild_store(None, store_dir, stamp, base=base, load=lambda store: _bulk_load(store, turtle))
         return _rebuild_store(load(view.graph), store_dir, stamp, base=base)
 
 

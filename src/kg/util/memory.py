@@ -19,9 +19,12 @@ import gc
 def _malloc_trim():
     name = ctypes.util.find_library("c")
     try:
-        return ctypes.CDLL(name).malloc_trim if name else None
+        trim = ctypes.CDLL(name).malloc_trim if name else None
     except (OSError, AttributeError):  # not glibc (musl, macOS, Windows)
         return None
+    if trim is not None:
+        trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
+    return trim
 
 
 def release_memory() -> None:
