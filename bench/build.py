@@ -215,23 +215,16 @@ def main() -> int:
                     flush=True,
                 )
             if args.incremental:
-                write_jsonl(corpus, base + extra)
-                again_wall, again_rss, stdout = run([*KG, "build", str(corpus), "-o", str(out), "--cache", str(cache), "-q", "--timings", *jobs])
-                print(
-                    f"{'':>8} +{EXTRA} papers: rebuild {again_wall:.1f} s = {100 * again_wall / build_wall:.2f} % of the full build"
-                    f" (peak RSS {again_rss / 2**30:.2f} GB)",
-                    flush=True,
-                )
-                print("\n".join(stage_lines(stdout)), flush=True)
                 changed = base[EXTRA:-EXTRA] + [edited(r) for r in base[-EXTRA:]] + extra
-                write_jsonl(corpus, changed)
-                again_wall, again_rss, stdout = run([*KG, "build", str(corpus), "-o", str(out), "--cache", str(cache), "-q", "--timings", *jobs])
-                print(
-                    f"{'':>8} -{EXTRA} papers, {EXTRA} edited: rebuild {again_wall:.1f} s = {100 * again_wall / build_wall:.2f} % of the full build"
-                    f" (peak RSS {again_rss / 2**30:.2f} GB)",
-                    flush=True,
-                )
-                print("\n".join(stage_lines(stdout)), flush=True)
+                for what, records in ((f"+{EXTRA} papers", base + extra), (f"-{EXTRA} papers, {EXTRA} edited", changed)):
+                    write_jsonl(corpus, records)
+                    again_wall, again_rss, stdout = run([*KG, "build", str(corpus), "-o", str(out), "--cache", str(cache), "-q", "--timings", *jobs])
+                    print(
+                        f"{'':>8} {what}: rebuild {again_wall:.1f} s = {100 * again_wall / build_wall:.2f} % of the full build"
+                        f" (peak RSS {again_rss / 2**30:.2f} GB)",
+                        flush=True,
+                    )
+                    print("\n".join(stage_lines(stdout)), flush=True)
                 scratch = work / f"scratch-{size}"
                 scratch_wall, _, _ = run([*KG, "build", str(corpus), "-o", str(scratch), "--cache", str(cache), "-q", *jobs])
                 differ = differing_outputs(out, scratch)
