@@ -57,7 +57,7 @@ class BuildSummary:
     memory: tuple[tuple[str, int | None, int | None], ...] = ()  # (stage, bytes held at its end, peak bytes so far)
     fragments: int = 0  # Turtle fragments in graph.ttl (`kg.rdf.fragments`)
     reused: int = 0  # of them, copied from the previous build (the rest were made now)
-    store: str = ""  # how the SPARQL store was brought up to date: kept, updated or loaded
+    store: str = ""  # how the SPARQL store was brought up to date: kept, updated, updated and compacted, or loaded
     outputs: tuple[str, ...] = ()
 
 
