@@ -141,9 +141,19 @@ def to_json(graph: nx.DiGraph) -> dict[str, Any]:
         "format": FORMAT,
         "version": FORMAT_VERSION,
         "meta": dict(graph.graph),
-        "nodes": [{"key": key, **data} for key, data in graph.nodes(data=True)],
-        "edges": [{"source": u, "target": v, **data} for u, v, data in graph.edges(data=True)],
+        "nodes": [_node_record(node) for node in graph.nodes(data=True)],
+        "edges": [_edge_record(edge) for edge in graph.edges(data=True)],
     }
+
+
+def _node_record(node: tuple[str, dict[str, Any]]) -> dict[str, Any]:
+    key, data = node
+    return {"key": key, **data}
+
+
+def _edge_record(edge: tuple[str, str, dict[str, Any]]) -> dict[str, Any]:
+    source, target, data = edge
+    return {"source": source, "target": target, **data}
 
 
 def from_json(data: dict[str, Any]) -> nx.DiGraph:
@@ -195,9 +205,9 @@ def _body(graph: nx.DiGraph) -> Iterator[str]:
 
     yield "{"
     yield '"meta":' + dumps(dict(graph.graph)) + ',"nodes":['
-    yield from _batches(graph.nodes(data=True), lambda item: dumps({"key": item[0], **item[1]}))
+    yield from _batches(graph.nodes(data=True), lambda node: dumps(_node_record(node)))
     yield '],"edges":['
-    yield from _batches(graph.edges(data=True), lambda item: dumps({"source": item[0], "target": item[1], **item[2]}))
+    yield from _batches(graph.edges(data=True), lambda edge: dumps(_edge_record(edge)))
     yield "]}"
 
 

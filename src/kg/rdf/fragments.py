@@ -83,6 +83,11 @@ class FragmentIndex:
         self.lengths.append(length)
         self.crcs.append(crc)
 
+    def describes(self, size: int) -> bool:
+        """Whether this can be the index of a file of `size` bytes (its last fragment ends there)."""
+        last = len(self) - 1
+        return last >= 0 and self.offsets[last] + self.lengths[last] == size
+
     def key(self, i: int) -> bytes:
         return bytes(self.keys[i * _KEY : (i + 1) * _KEY])
 
@@ -127,9 +132,7 @@ class _IndexedTurtle:
         self.where = index.positions()
         self._file = turtle.open("rb")
         try:
-            size = os.fstat(self._file.fileno()).st_size
-            last = len(index) - 1
-            if last < 0 or index.offsets[last] + index.lengths[last] != size:
+            if not index.describes(os.fstat(self._file.fileno()).st_size):
                 raise ValueError("index does not match its file")
             self.data = mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ)
         except BaseException:
@@ -151,8 +154,7 @@ class _IndexedTurtle:
     def bytes_of(self, i: int) -> bytes | None:
         """Fragment `i`'s bytes if they still match their CRC."""
         offset = self.index.offsets[i]
-        data = self.data[offset : offset + self.index.lengths[i]]
-        return data if zlib.crc32(data) == self.index.crcs[i] else None
+        return self.data[offset : offset + self.index.lengths[i]] if self.intact(i) else None
 
     def intact(self, i: int) -> bool:
         """Whether fragment `i`'s bytes still match their CRC (checked in place, not copied)."""
@@ -245,9 +247,9 @@ def turtle_chunks(turtle: str | os.PathLike[str], size: int) -> Iterator[bytes] 
         end_of_file = path.stat().st_size
     except OSError:
         return None
-    last = len(index) - 1 if index is not None else -1
-    if index is None or last < 0 or index.offsets[last] + index.lengths[last] != end_of_file:
-        return None  # no index, or not this file's (as `_IndexedTurtle` checks): load it whole
+    if index is None or not index.describes(end_of_file):
+        return None  # no index, or not this file's: load it whole
+    last = len(index) - 1
 
     def chunks() -> Iterator[bytes]:
         with path.open("rb") as handle:
