@@ -49,7 +49,7 @@ NAV_PAGE = re.compile(r"^\s*-\s+(?:[^:]+:\s+)?(\S+\.md)\s*$")
 API_REFERENCE = re.compile(r"^:::\s+(kg(?:\.\w+)*)\s*$", re.MULTILINE)
 # Not copied into the scratch copy of the repository: what .gitignore leaves out of a clone
 # (environments, caches, build output, the built site; out/ keeps only its committed .gitkeep), and .git.
-IGNORED_ANYWHERE = shutil.ignore_patterns(".git", ".venv", "__pycache__", "*.egg-info", ".pytest_cache", ".hypothesis")
+IGNORED_ANYWHERE = shutil.ignore_patterns(".git", ".venv", ".venv-*", "__pycache__", "*.egg-info", ".pytest_cache", ".hypothesis")
 IGNORED_IN = {ROOT: {"build", "dist", "site"}, ROOT / "bench": {"results"}}
 
 
