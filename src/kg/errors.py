@@ -2,7 +2,7 @@
 
 The library never prints: it raises a `KgError` subclass carrying a one-line message.
 The CLI prints ``Error: <message>`` to stderr and exits with the class's `exit_code`.
-Codes are stable and documented in the README; one code per kind of failure.
+Codes are stable and documented in docs/exit-codes.md; one code per kind of failure.
 Messages state the problem in library terms; the attributes some errors carry (`folder`,
 `skippable`, `binding`) let the CLI add what to do in its own terms (a command, a flag).
 """

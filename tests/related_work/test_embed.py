@@ -113,7 +113,7 @@ def test_build_without_the_extra_fails_first_and_writes_nothing(tmp_path, seeds,
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [
         "Error: embeddings need the embed-torch extra, which is not installed: pip install -e '.[embed-torch]' (where pip would"
-        " pick a CUDA build of torch, install a CPU build first: README, Semantic neighbours)"
+        " pick a CUDA build of torch, install a CPU build first: docs/related.md, Semantic neighbours)"
     ]
     assert not out.exists() or not any(out.iterdir())
     with pytest.raises(ExtraMissing):

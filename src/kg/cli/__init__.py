@@ -59,7 +59,7 @@ def cli() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI and return its exit status (documented in the README)."""
+    """Run the CLI and return its exit status (documented in docs/exit-codes.md)."""
     with warnings.catch_warnings():
         shown_before = warnings.showwarning
 

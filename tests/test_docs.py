@@ -1,10 +1,12 @@
-"""The README's examples are real: every ```console block is run and its output compared.
+"""The examples of the README and of every page of the documentation site are real: every
+```console block is run and its output compared.
 
-The rules (stated in the README above its first example):
+The rules (stated in docs/development.md, "The examples are tested"):
 
 * a line starting with ``$ `` is a command, run by bash in a fresh copy of the repository with
-  this interpreter's bin/ (the venv's ``kg``) first on PATH; blocks run in README order in the
-  same folder, so later ones use the ``out/`` the quickstart's ``kg build`` made;
+  this interpreter's bin/ (the venv's ``kg``) first on PATH; blocks run in order — README.md
+  first, then the pages of mkdocs.yml's nav in nav order — in the same folder, so later ones use
+  the ``out/`` the README's ``kg build`` made;
 * the lines after it, up to the next ``$ ``, are its output: stdout and stderr together;
 * trailing whitespace and trailing blank lines are ignored; a duration (a number followed by
   `` s``) matches any number; a decimal number after ``≈`` matches itself or one unit up or down
@@ -13,18 +15,22 @@ The rules (stated in the README above its first example):
   with that reason); ``<!-- needs: PATH -->`` runs it only where PATH (relative to the
   repository, e.g. ``../shared/eval``) exists.
 
-Also: no shell example hides in another kind of block, the set-up commands at the top stay
-what `.ci/run` and the quickstart run, and every repository path the README names exists.
+Also: no shell example hides in another kind of block, every page of docs/ is in the nav and
+every nav entry is a page, the set-up commands at the top of the README stay what `.ci/run` and
+the first example run, every repository path a page names exists, and every API reference of the
+site names an importable object.
 """
 
 from __future__ import annotations
 
 import difflib
+import importlib
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,15 +38,19 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+MKDOCS = ROOT / "mkdocs.yml"
 FENCE = re.compile(r"^```(\S*)\s*$")
 DIRECTIVE = re.compile(r"^<!--\s*(not run|needs):\s*(.*?)\s*-->$")
 DURATION = re.compile(r"\b\d+(?:\.\d+)? s\b")
 NEAR = re.compile(r"≈(\d+\.\d+)")  # ≈0.716: 0.715, 0.716 or 0.717
 ANY_LINES = "…"
-# Not copied into the README's scratch copy of the repository: what .gitignore leaves out of a
-# clone (environments, caches, build output; out/ keeps only its committed .gitkeep), and .git.
-IGNORED_ANYWHERE = shutil.ignore_patterns(".git", ".venv", "__pycache__", "*.egg-info", ".pytest_cache", ".hypothesis")
-IGNORED_IN = {ROOT: {"build", "dist"}, ROOT / "bench": {"results"}}
+NAV_PAGE = re.compile(r"^\s*-\s+(?:[^:]+:\s+)?(\S+\.md)\s*$")
+API_REFERENCE = re.compile(r"^:::\s+(kg(?:\.\w+)*)\s*$", re.MULTILINE)
+# Not copied into the scratch copy of the repository: what .gitignore leaves out of a clone
+# (environments, caches, build output, the built site; out/ keeps only its committed .gitkeep), and .git.
+IGNORED_ANYWHERE = shutil.ignore_patterns(".git", ".venv", ".venv-*", "__pycache__", "*.egg-info", ".pytest_cache", ".hypothesis")
+IGNORED_IN = {ROOT: {"build", "dist", "site"}, ROOT / "bench": {"results"}}
 
 
 def not_copied(folder: str, names: list[str]) -> set[str]:
@@ -51,21 +61,40 @@ def not_copied(folder: str, names: list[str]) -> set[str]:
 
 @dataclass
 class Example:
-    line: int  # README line of the `$ ` command
+    line: int  # page line of the `$ ` command
     command: str
     output: list[str]
 
 
 @dataclass
 class Block:
-    line: int  # README line of the opening fence
+    page: str  # "README.md", "docs/related.md"
+    line: int  # page line of the opening fence
     lang: str
     body: list[str]
     directive: tuple[str, str] | None = None  # ("not run", reason) or ("needs", path)
     examples: list[Example] = field(default_factory=list)
 
+    @property
+    def where(self) -> str:
+        return f"{self.page}:{self.line}"
 
-def parse_blocks(text: str) -> list[Block]:
+
+def nav_pages(mkdocs_yml: str) -> list[str]:
+    """The pages of the site's `nav:`, in order (paths relative to docs/); sections have no page."""
+    lines = mkdocs_yml.splitlines()
+    start = lines.index("nav:") + 1
+    pages = []
+    for line in lines[start:]:
+        if line.strip() and not line.startswith((" ", "-")):
+            break  # the next top-level key
+        match = NAV_PAGE.match(line)
+        if match:
+            pages.append(match.group(1))
+    return pages
+
+
+def parse_blocks(text: str, page: str = "README.md") -> list[Block]:
     """Every fenced block, with the `<!-- … -->` directive on the last non-blank line above it."""
     blocks: list[Block] = []
     lines = text.splitlines()
@@ -76,10 +105,10 @@ def parse_blocks(text: str) -> list[Block]:
             index += 1
             continue
         end = next((j for j in range(index + 1, len(lines)) if lines[j].rstrip() == "```"), None)
-        assert end is not None, f"README.md:{index + 1}: unclosed ``` block"
+        assert end is not None, f"{page}:{index + 1}: unclosed ``` block"
         above = next((lines[j].strip() for j in range(index - 1, -1, -1) if lines[j].strip()), "")
         directive = DIRECTIVE.match(above)
-        blocks.append(Block(index + 1, match.group(1), lines[index + 1 : end], directive.groups() if directive else None))
+        blocks.append(Block(page, index + 1, match.group(1), lines[index + 1 : end], directive.groups() if directive else None))
         index = end + 1
     for block in blocks:
         if block.lang == "console":
@@ -93,9 +122,9 @@ def parse_examples(block: Block) -> list[Example]:
         if line.startswith("$ "):
             examples.append(Example(offset, line[2:], []))
         else:
-            assert examples, f"README.md:{offset}: output before any `$ ` command in a console block"
+            assert examples, f"{block.page}:{offset}: output before any `$ ` command in a console block"
             examples[-1].output.append(line)
-    assert examples, f"README.md:{block.line}: a console block without a `$ ` command"
+    assert examples, f"{block.where}: a console block without a `$ ` command"
     return examples
 
 
@@ -137,8 +166,11 @@ def output_matches(shown: list[str], real: str) -> bool:
     return expected_pattern(shown).fullmatch("".join(line + "\n" for line in lines)) is not None
 
 
-BLOCKS = parse_blocks(README.read_text(encoding="utf-8"))
-CONSOLE = [block for block in BLOCKS if block.lang == "console"]
+NAV = nav_pages(MKDOCS.read_text(encoding="utf-8"))
+PAGES = [README] + [DOCS / page for page in NAV]  # the order the examples run in
+BLOCKS = {page: parse_blocks(page.read_text(encoding="utf-8"), str(page.relative_to(ROOT))) for page in PAGES}
+README_BLOCKS = BLOCKS[README]
+CONSOLE = [block for blocks in BLOCKS.values() for block in blocks if block.lang == "console"]
 
 
 # ---- the matching rules themselves -----------------------------------------------------------
@@ -177,44 +209,49 @@ def test_parsing_commands_outputs_and_directives() -> None:
         "<!-- not run: needs a server -->", "", "```console", "$ kg serve", "```",
         "```console", "$ echo a; echo b", "a", "b", "$ true", "```", "```bash", "ls", "```",
     ])
-    serve, echo, bash = parse_blocks(text)
+    serve, echo, bash = parse_blocks(text, "docs/x.md")
     assert (serve.directive, [e.command for e in serve.examples]) == (("not run", "needs a server"), ["kg serve"])
     assert [(e.line, e.command, e.output) for e in echo.examples] == [(7, "echo a; echo b", ["a", "b"]), (10, "true", [])]
-    assert (echo.directive, bash.lang, bash.examples) == (None, "bash", [])
-    with pytest.raises(AssertionError, match="output before any"):
-        parse_blocks("```console\nstray output\n```")
+    assert (echo.directive, bash.lang, bash.examples, echo.where) == (None, "bash", [], "docs/x.md:6")
+    with pytest.raises(AssertionError, match=r"docs/y\.md:2: output before any"):
+        parse_blocks("```console\nstray output\n```", "docs/y.md")
 
 
-# ---- the README's console blocks, run ----------------------------------------------------------
+def test_the_nav_is_read_in_order_sections_included() -> None:
+    yml = "site_name: x\nnav:\n  - Home: index.md\n  - Guide:\n      - One: a/one.md\n      - two.md\n  - Last: z.md\nplugins:\n  - search\n"
+    assert nav_pages(yml) == ["index.md", "a/one.md", "two.md", "z.md"]
+
+
+# ---- every console block, run ----------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
-def readme_runs(tmp_path_factory) -> dict[int, list[tuple[Example, str]] | str]:
-    """Run every runnable console block, in README order, in one scratch copy of the repository:
-    fence line → [(example, real output)], or the reason the block was not run."""
+def doc_runs(tmp_path_factory) -> dict[str, list[tuple[Example, str]] | str]:
+    """Run every runnable console block, README first and then the pages in nav order, in one
+    scratch copy of the repository: "page:line" → [(example, real output)], or why it was not run."""
     bindir = Path(sys.executable).parent
     assert (bindir / "kg").is_file(), f"no kg script next to {sys.executable}: `pip install -e .` into this environment"
-    scratch = tmp_path_factory.mktemp("readme")
+    scratch = tmp_path_factory.mktemp("docs")
     work = Path(shutil.copytree(ROOT, scratch / ROOT.name, ignore=not_copied))
-    if (ROOT.parent / "shared").is_dir():  # ../shared as the README's commands see it
+    if (ROOT.parent / "shared").is_dir():  # ../shared as the pages' commands see it
         (scratch / "shared").symlink_to(ROOT.parent / "shared", target_is_directory=True)
     env = {key: value for key, value in os.environ.items() if key not in ("COLUMNS", "LINES", "SOURCE_DATE_EPOCH")}
     env.update(PATH=f"{bindir}{os.pathsep}{env.get('PATH', '')}", PYTHONUNBUFFERED="1")
     # An empty user cache of its own, as on a fresh machine (the session's holds the seeds already).
     env.update(KG_CACHE_DIR=str(scratch / "user-cache" / "kg"), XDG_CACHE_HOME=str(scratch / "user-cache"))
-    runs: dict[int, list[tuple[Example, str]] | str] = {}
+    runs: dict[str, list[tuple[Example, str]] | str] = {}
     for block in CONSOLE:
         reason = skip_reason(block, work)
         if reason:
-            runs[block.line] = reason
+            runs[block.where] = reason
             continue
-        runs[block.line] = []
+        runs[block.where] = []
         for example in block.examples:
             done = subprocess.run(
                 ["bash", "-c", example.command], cwd=work, env=env, stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600,
             )
-            runs[block.line].append((example, done.stdout))
+            runs[block.where].append((example, done.stdout))
     return runs
 
 
@@ -223,48 +260,104 @@ def skip_reason(block: Block, work: Path) -> str | None:
         return None
     kind, value = block.directive
     if kind == "not run":
-        return f"README.md:{block.line}: not run: {value}"
+        return f"{block.where}: not run: {value}"
     if not (work / value).exists():
-        return f"README.md:{block.line}: needs {value}, which is not here"
+        return f"{block.where}: needs {value}, which is not here"
     return None
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("block", CONSOLE, ids=[f"README.md:{block.line}" for block in CONSOLE])
-def test_console_block_output_is_real(block: Block, readme_runs) -> None:
-    if isinstance(readme_runs[block.line], str):
-        pytest.skip(readme_runs[block.line])
+@pytest.mark.parametrize("block", CONSOLE, ids=[block.where for block in CONSOLE])
+def test_console_block_output_is_real(block: Block, doc_runs) -> None:
+    if isinstance(doc_runs[block.where], str):
+        pytest.skip(doc_runs[block.where])
     failures = []
-    for example, real in readme_runs[block.line]:
+    for example, real in doc_runs[block.where]:
         if not output_matches(example.output, real):
-            diff = "\n".join(difflib.unified_diff(_trimmed(example.output), _trimmed(real.splitlines()), "README", "real", lineterm=""))
-            failures.append(f"README.md:{example.line}: $ {example.command}\n{diff}")
+            diff = "\n".join(difflib.unified_diff(_trimmed(example.output), _trimmed(real.splitlines()), block.page, "real", lineterm=""))
+            failures.append(f"{block.page}:{example.line}: $ {example.command}\n{diff}")
     if failures:
-        pytest.fail("README output differs from the real output:\n\n" + "\n\n".join(failures), pytrace=False)
+        pytest.fail(f"{block.page}: shown output differs from the real output:\n\n" + "\n\n".join(failures), pytrace=False)
 
 
 def test_console_blocks_that_are_not_run_say_why() -> None:
-    assert len(CONSOLE) >= 8
     for block in CONSOLE:
         if block.directive:
             kind, value = block.directive
-            assert value, f"README.md:{block.line}: `<!-- {kind}: -->` without a reason"
-    assert sum(1 for block in CONSOLE if block.directive is None) >= 6  # most examples do run
+            assert value, f"{block.where}: `<!-- {kind}: -->` without a reason"
+    assert len(CONSOLE) >= 20 and sum(1 for block in CONSOLE if block.directive is None) >= 15  # most examples do run
+
+
+def test_the_readme_shows_five_examples_that_run() -> None:
+    readme = [block for block in README_BLOCKS if block.lang == "console"]
+    assert all(block.directive is None for block in readme), [block.where for block in readme if block.directive]
+    assert sum(len(block.examples) for block in readme) >= 5
 
 
 def test_every_shell_example_is_a_console_block() -> None:
     """A `$ command` in a ``` or ```bash block would escape the test above."""
-    hidden = [f"README.md:{block.line}" for block in BLOCKS if block.lang != "console" and any(line.startswith("$ ") for line in block.body)]
+    hidden = [block.where for blocks in BLOCKS.values() for block in blocks if block.lang != "console" and any(line.startswith("$ ") for line in block.body)]
     assert hidden == []
 
 
-# ---- the set-up commands at the top ----------------------------------------------------------
+# ---- the site's pages --------------------------------------------------------------------------
+
+
+def test_every_page_is_in_the_nav_and_every_nav_entry_is_a_page() -> None:
+    on_disk = sorted(str(path.relative_to(DOCS)) for path in DOCS.rglob("*.md"))
+    assert len(NAV) == len(set(NAV)), "a page is in the nav twice"
+    assert sorted(NAV) == on_disk
+    assert NAV[0] == "index.md"  # the site's home page
+
+
+def test_every_api_reference_names_an_importable_object() -> None:
+    """`::: kg.module[.name]` lines (mkdocstrings) name modules and objects that exist, so a
+    renamed module fails here too, not only in `mkdocs build --strict`."""
+    references = [(page, name) for page in PAGES for name in API_REFERENCE.findall(page.read_text(encoding="utf-8"))]
+    assert len(references) > 20
+    missing = []
+    for page, name in references:
+        module, _, attribute = name, "", ""
+        while True:
+            try:
+                found = importlib.import_module(module)
+                break
+            except ModuleNotFoundError:
+                module, _, last = module.rpartition(".")
+                attribute = f"{last}.{attribute}".strip(".")
+        for part in filter(None, attribute.split(".")):
+            found = getattr(found, part, None)
+        if found is None:
+            missing.append(f"{page.relative_to(ROOT)}: {name}")
+    assert missing == []
+
+
+def test_the_cli_reference_is_generated_from_the_click_group() -> None:
+    from kg.cli import COMMANDS, cli
+
+    page = (DOCS / "cli.md").read_text(encoding="utf-8")
+    directive = page[page.index("::: mkdocs-click") :]
+    for option in (":module: kg.cli", ":command: cli", ":prog_name: kg", ":depth: 1"):
+        assert option in directive
+    assert sorted(cli.list_commands(None)) == sorted(COMMANDS)  # the lazy group lists every subcommand
+
+
+def test_the_site_builds_offline_with_one_command() -> None:
+    config = MKDOCS.read_text(encoding="utf-8")
+    assert "name: material" in config and "font: false" in config  # no Google Fonts
+    assert "python3 -m venv .venv && .venv/bin/pip install -q -e '.[docs]' && .venv/bin/mkdocs build --strict" in README.read_text(encoding="utf-8")
+    docs = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]["docs"]
+    assert {"mkdocs-material", "mkdocstrings", "mkdocs-click"} <= {re.match(r"[\w-]+", requirement).group() for requirement in docs}
+    assert "site/" in (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
+
+
+# ---- the set-up commands at the top of the README ----------------------------------------------
 
 
 def setup_commands() -> tuple[str, str, str]:
     """The README's first three ```bash blocks: build the graph, run the tests, build with
     embeddings (one line each)."""
-    build, tests, embedded = [block for block in BLOCKS if block.lang == "bash"][:3]
+    build, tests, embedded = [block for block in README_BLOCKS if block.lang == "bash"][:3]
     assert len(build.body) == len(tests.body) == len(embedded.body) == 1
     return build.body[0], tests.body[0], embedded.body[0]
 
@@ -301,16 +394,22 @@ def test_ci_runs_the_readme_test_command_verbatim() -> None:
 
 
 def test_the_build_command_is_the_quickstart_build() -> None:
-    """The set-up's build is the quickstart's first command (run above) behind a fresh venv."""
+    """The set-up's build is the README's first example (run above) behind a fresh venv."""
     build, _, _ = setup_commands()
     quickstart = CONSOLE[0].examples[0].command
-    assert quickstart == "kg build seeds/ -o out/"
+    assert CONSOLE[0].page == "README.md" and quickstart == "kg build seeds/ -o out/"
     assert build == f"python3 -m venv .venv && .venv/bin/pip install -q -e . && .venv/bin/{quickstart}"
 
 
-def test_every_repository_path_named_in_the_readme_exists() -> None:
-    text = README.read_text(encoding="utf-8")
-    named = set(re.findall(r"(?<![\w./-])((?:bench|schemas|src|tests|seeds|\.ci)/[\w./*-]*)", text))
-    assert {"bench/html_page.py", "schemas/shapes.ttl", ".ci/run"} <= named
-    missing = sorted(path for path in named if not list(ROOT.glob(path.rstrip("/") or ".")))
+# ---- paths ---------------------------------------------------------------------------------------
+
+
+def test_every_repository_path_named_in_the_pages_exists() -> None:
+    named = {
+        (str(page.relative_to(ROOT)), path)
+        for page in PAGES
+        for path in re.findall(r"(?<![\w./-])((?:bench|schemas|src|tests|seeds|docs|\.ci)/[\w./*-]*)", page.read_text(encoding="utf-8"))
+    }
+    assert {"bench/html_page.py", "schemas/shapes.ttl", ".ci/run", "docs/images/page.png"} <= {path for _, path in named}
+    missing = sorted(f"{page}: {path}" for page, path in named if not list(ROOT.glob(path.rstrip("/") or ".")))
     assert missing == []
