@@ -296,7 +296,7 @@ class RdflibBackend(_Backend):
         self.graph = graph
 
     @classmethod
-    def over(cls, graph: nx.DiGraph, *, base: str = DEFAULT_BASE) -> RdflibBackend:
+    def over(cls, graph: nx.DiGraph[str], *, base: str = DEFAULT_BASE) -> RdflibBackend:
         """The backend over `graph`'s triples, held as the default graph of a Dataset so that
         ``GRAPH ?g`` finds no named graph, as on Oxigraph (a plain rdflib Graph raises)."""
         import rdflib
@@ -366,7 +366,7 @@ SparqlBackend = OxigraphBackend | RdflibBackend
 
 
 def open_backend(
-    source: nx.DiGraph | str | os.PathLike[str],
+    source: nx.DiGraph[str] | str | os.PathLike[str],
     *,
     backend: Backend = "auto",
     base: str = DEFAULT_BASE,
@@ -396,7 +396,7 @@ def open_backend(
 
 
 def query(
-    source: nx.DiGraph | str | os.PathLike[str],
+    source: nx.DiGraph[str] | str | os.PathLike[str],
     text: str,
     *,
     backend: Backend = "auto",
