@@ -172,7 +172,7 @@ class OxigraphBackend(_Backend):
 
     def _run(self, text: str, bindings: Mapping[str, str], *, allow_service: bool = False) -> QueryResult:
         check_query(text, allow_service=allow_service)  # before the parser: deep nesting crashes it
-        substitutions = {ox.Variable(k): v for k, v in parse_bindings(bindings or {}).items()}
+        substitutions: dict[ox.Variable, ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple] = {ox.Variable(k): v for k, v in parse_bindings(bindings or {}).items()}
         try:
             result = self.store.query(text, prefixes=PREFIXES, substitutions=substitutions or None)
         except SyntaxError as error:
