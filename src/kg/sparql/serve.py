@@ -39,7 +39,7 @@ import socket
 import socketserver
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler
@@ -177,12 +177,12 @@ class SparqlHandler(BaseHTTPRequestHandler):
         request: ReadRequest = self.request
         self.connection = request.sock
         self.rfile = io.BytesIO(request.data)
-        self._answer = self.wfile = io.BytesIO()  # the whole answer, sent by the reader thread (`finish`)
+        self._reply = self.wfile = io.BytesIO()  # the whole answer, sent by the reader thread (`finish`)
 
     def finish(self) -> None:
         request: ReadRequest = self.request
         request.handed = True
-        self.server.reply(request.sock, self.client_address, self._answer.getvalue())
+        self.server.reply(request.sock, self.client_address, self._reply.getvalue())
 
     def log_message(self, format: str, *args: Any) -> None:  # successes are not logged
         pass
@@ -267,7 +267,7 @@ class SparqlHandler(BaseHTTPRequestHandler):
         self.server.refused(self.client_address, f"{int(status)} {message}")
         self._send(status, "text/plain; charset=utf-8", (message + detail + "\n").encode("utf-8"))
 
-    def _send(self, status: HTTPStatus, content_type: str, body: bytes, warnings: list[str] = ()) -> None:  # type: ignore[assignment]
+    def _send(self, status: HTTPStatus, content_type: str, body: bytes, warnings: Sequence[str] = ()) -> None:
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         for warning in warnings:  # header values must be one line of Latin-1: the terms are ASCII names
