@@ -10,6 +10,10 @@ Messages state the problem in library terms; the attributes some errors carry (`
 from __future__ import annotations
 
 from enum import IntEnum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kg.extract.cache_location import CacheLocation
 
 
 class ExitCode(IntEnum):
@@ -157,10 +161,10 @@ class CacheFolderUnusable(CacheError):
 
     offer_no_cache = True  # False where the command has no way to run without a cache (`kg cache …`)
 
-    def __init__(self, location: object, problem: str) -> None:
+    def __init__(self, location: CacheLocation, problem: str) -> None:
         self.location = location
         self.problem = problem
-        super().__init__(f"cache folder {location.path} ({location.why}) {problem}")  # type: ignore[attr-defined]
+        super().__init__(f"cache folder {location.path} ({location.why}) {problem}")
 
 
 class ConfirmationNeeded(KgError):

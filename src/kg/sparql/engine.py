@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from importlib.resources import files
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import pyoxigraph as ox
 
@@ -41,7 +41,7 @@ if TYPE_CHECKING:  # a query over the cached store never needs networkx (~0.2 s 
     import networkx as nx
 
 Backend = Literal["auto", "rdflib", "oxigraph"]
-BACKENDS: tuple[str, ...] = ("auto", "rdflib", "oxigraph")
+BACKENDS: tuple[Backend, ...] = get_args(Backend)
 AUTO_OXIGRAPH_BYTES = 2_000_000
 AUTO_OXIGRAPH_TRIPLES = 100_000
 XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
