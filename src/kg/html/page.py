@@ -32,7 +32,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import networkx as nx
@@ -42,6 +42,9 @@ from kg.html.regions import OTHER_COLOR, Region, find_regions, focus_layout, lay
 from kg.html.select import AUTO_MAX_NODES, concept_paper_counts, select_subgraph
 from kg.util.atomic import output_errors, write_text
 from kg.util.gcpause import gc_paused
+
+if TYPE_CHECKING:
+    from kg.related_work.embed import Embeddings
 
 HTML_FILE = "graph.html"
 TEMPLATE = "graph.html.j2"  # in kg/assets/, beside graph.js and graph.css
@@ -204,7 +207,7 @@ def _node_records(
 
 
 def _panel_data(
-    source: nx.DiGraph[str], graph: nx.DiGraph[str], records: list[dict[str, Any]], counts: dict[str, int], embeddings: Any = None
+    source: nx.DiGraph[str], graph: nx.DiGraph[str], records: list[dict[str, Any]], counts: dict[str, int], embeddings: Embeddings | None = None
 ) -> dict[str, Any]:
     """Fill each drawn paper's ``related`` ([paper, score, [concepts], similarity or None, [words], by similarity]),
     ``more`` (concepts it mentions that are not drawn) and ``more_proposed``; returns the extras
@@ -313,7 +316,7 @@ def render_html(
     focus: str | None = None,
     rings: Sequence[Sequence[str]] = (),
     seed: int = 0,
-    embeddings: Any = None,
+    embeddings: Embeddings | None = None,
 ) -> str:
     """The page for `graph` (already filtered) as a string. `source` is the whole graph it
     was cut from (related papers, concepts not drawn; default: `graph`), `counts` are papers
@@ -377,7 +380,7 @@ def write_html(
     types: Sequence[str] | None = None,
     min_papers: int | None = None,
     max_nodes: int = AUTO_MAX_NODES,
-    embeddings: Any = None,
+    embeddings: Embeddings | None = None,
 ) -> HtmlSummary:
     """Filter the graph (see `select_subgraph`), render the page and write it atomically;
     `embeddings` as for `render_html`."""

@@ -60,5 +60,5 @@ class Recognizer:
 
 
 @Language.factory("kg_recognizer", default_config={"model": ""})
-def make_recognizer(nlp: Language, name: str, model: str) -> Any:
+def make_recognizer(nlp: Language, name: str, model: str) -> Recognizer:
     return Recognizer(nlp, name, model)
