@@ -467,8 +467,7 @@ class ExtractionCache:
         used since. Returns the rows deleted per version; run `compact` after to free the space."""
         if self._db is None:
             return {}
-        clauses: list[str] = []
-        parameters: list[str | int] = []
+        clauses, parameters = list[str](), list[str | int]()  # versions, then a stamp
         if keep_versions is not None:
             keep = sorted(keep_versions)
             clauses.append(f"(version IS NOT NULL AND version NOT IN ({','.join('?' * len(keep))}))" if keep else "version IS NOT NULL")
