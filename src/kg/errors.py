@@ -10,6 +10,10 @@ Messages state the problem in library terms; the attributes some errors carry (`
 from __future__ import annotations
 
 from enum import IntEnum
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 class ExitCode(IntEnum):
@@ -151,16 +155,28 @@ class CacheError(KgError):
     exit_code = ExitCode.CACHE_ERROR
 
 
+class CacheLocationLike(Protocol):
+    """What the errors read of a `kg.extract.cache_location.CacheLocation` (not imported: every
+    layer imports this module)."""
+
+    @property
+    def path(self) -> Path: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def why(self) -> str: ...
+
+
 class CacheFolderUnusable(CacheError):
     """The cache folder cannot be made or written. `location` (a `CacheLocation`) is the folder
     and what chose it, `problem` what is wrong; the CLI names its own option and how to choose another."""
 
     offer_no_cache = True  # False where the command has no way to run without a cache (`kg cache …`)
 
-    def __init__(self, location: object, problem: str) -> None:
+    def __init__(self, location: CacheLocationLike, problem: str) -> None:
         self.location = location
         self.problem = problem
-        super().__init__(f"cache folder {location.path} ({location.why}) {problem}")  # type: ignore[attr-defined]
+        super().__init__(f"cache folder {location.path} ({location.why}) {problem}")
 
 
 class ConfirmationNeeded(KgError):

@@ -273,10 +273,10 @@ class Generation:
         with output_errors(self.out):
             _fsync_dir(self.folder)
             stem = f"{_GEN}{(content_id(self.folder) or secrets.token_hex(8))[:16]}"
-            name, n = stem, 1
+            name, suffix = stem, 1
             while (self.state / name).exists():
-                n += 1
-                name = f"{stem}-{n}"
+                suffix += 1
+                name = f"{stem}-{suffix}"
             os.rename(self.folder, self.state / name)
             self.folder, self.name = self.state / name, name
             _fsync_dir(self.state)

@@ -66,13 +66,13 @@ def build_graph(
     meta: dict[str, Any] | None = None,
     similar: Iterable[tuple[str, str, float]] = (),
     results: Iterable[Iterable[Result]] = (),
-) -> nx.DiGraph:
+) -> nx.DiGraph[str]:
     """Assemble the graph. Insertion order is sorted so the saved file is deterministic.
     `similar`: (paper id, neighbour id, cosine), each paper's neighbours best first.
     `results`: each paper's result claims (`kg.results.link`)."""
     import networkx as nx
 
-    graph = nx.DiGraph(**(meta or {}))
+    graph: nx.DiGraph[str] = nx.DiGraph(**(meta or {}))
     for paper in sorted(papers, key=lambda p: p.id):
         attrs = {name: getattr(paper, name) for name in PAPER_FIELDS}
         attrs["authors"] = list(paper.authors)
@@ -128,15 +128,15 @@ def build_graph(
     return graph
 
 
-def papers_of(graph: nx.DiGraph) -> Iterable[tuple[str, dict[str, Any]]]:
+def papers_of(graph: nx.DiGraph[str]) -> Iterable[tuple[str, dict[str, Any]]]:
     return ((key, data) for key, data in graph.nodes(data=True) if data.get("kind") == "paper")
 
 
-def concepts_of(graph: nx.DiGraph) -> Iterable[tuple[str, dict[str, Any]]]:
+def concepts_of(graph: nx.DiGraph[str]) -> Iterable[tuple[str, dict[str, Any]]]:
     return ((key, data) for key, data in graph.nodes(data=True) if data.get("kind") == "concept")
 
 
-def to_json(graph: nx.DiGraph) -> dict[str, Any]:
+def to_json(graph: nx.DiGraph[str]) -> dict[str, Any]:
     return {
         "format": FORMAT,
         "version": FORMAT_VERSION,
@@ -156,16 +156,16 @@ def _edge_record(edge: tuple[str, str, dict[str, Any]]) -> dict[str, Any]:
     return {"source": source, "target": target, **data}
 
 
-def from_json(data: dict[str, Any]) -> nx.DiGraph:
+def from_json(data: dict[str, Any]) -> nx.DiGraph[str]:
     import networkx as nx
 
-    graph = nx.DiGraph(**data.get("meta", {}))
+    graph: nx.DiGraph[str] = nx.DiGraph(**data.get("meta", {}))
     graph.add_nodes_from((node.pop("key"), node) for node in data["nodes"])
     graph.add_edges_from((edge.pop("source"), edge.pop("target"), edge) for edge in data["edges"])
     return graph
 
 
-def save(graph: nx.DiGraph, directory: str | os.PathLike[str]) -> Path:
+def save(graph: nx.DiGraph[str], directory: str | os.PathLike[str]) -> Path:
     """Write ``graph.json``. Its header carries `content_id`, a SHA-256 of the rest, so
     derived files (e.g. the related-papers index) can tell cheaply which graph they index.
 
@@ -197,7 +197,7 @@ def _header(content_id: str) -> bytes:
     return f'{{"format":"{FORMAT}","version":{FORMAT_VERSION},"content_id":"{content_id}",'.encode()
 
 
-def _body(graph: nx.DiGraph) -> Iterator[str]:
+def _body(graph: nx.DiGraph[str]) -> Iterator[str]:
     """``{"meta":…,"nodes":[…],"edges":[…]}`` as `json.dumps` would write it, in pieces; the
     first piece ("{") is left out of the file (the header opens the object)."""
     def dumps(value: Any) -> str:
@@ -250,15 +250,15 @@ def graph_stamp(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 # The generation folder each loaded graph came from: what lies beside it (embeddings.npy) belongs to it.
-_LOADED_FROM: weakref.WeakKeyDictionary[nx.DiGraph, Path] = weakref.WeakKeyDictionary()
+_LOADED_FROM: weakref.WeakKeyDictionary[nx.DiGraph[str], Path] = weakref.WeakKeyDictionary()
 
 
-def loaded_from(graph: nx.DiGraph) -> Path | None:
+def loaded_from(graph: nx.DiGraph[str]) -> Path | None:
     """The folder `load` read `graph` from (its generation), None for a graph built in memory."""
     return _LOADED_FROM.get(graph)
 
 
-def load(directory: str | os.PathLike[str] = "out") -> nx.DiGraph:
+def load(directory: str | os.PathLike[str] = "out") -> nx.DiGraph[str]:
     """Load a graph written by `kg build` from `directory` (or a path to graph.json)."""
     path = Path(directory)
     if path.is_dir():
@@ -295,7 +295,7 @@ def _output_folder(graph_file: Path) -> Path:
     return folder.parent.parent if folder.parent.name == ".kg" else folder
 
 
-def graphml_ready(graph: nx.DiGraph) -> nx.DiGraph:
+def graphml_ready(graph: nx.DiGraph[str]) -> nx.DiGraph[str]:
     """A copy GraphML can hold: lists/dicts become JSON strings, None values are dropped."""
     import networkx as nx
 
@@ -307,20 +307,20 @@ def graphml_ready(graph: nx.DiGraph) -> nx.DiGraph:
             out[key] = json.dumps(value, ensure_ascii=False) if isinstance(value, (list, tuple, dict)) else value
         return out
 
-    copy = nx.DiGraph(**encode(graph.graph))
-    copy.add_nodes_from((n, encode(d)) for n, d in sorted(graph.nodes(data=True)))
+    copy: nx.DiGraph[str] = nx.DiGraph(**encode(graph.graph))
+    copy.add_nodes_from((n, encode(graph.nodes[n])) for n in sorted(graph))
     copy.add_edges_from((u, v, encode(d)) for u, v, d in sorted(graph.edges(data=True), key=lambda e: (e[0], e[1])))
     return copy
 
 
-def serialize_graphml(graph: nx.DiGraph, output: IO[bytes]) -> None:
+def serialize_graphml(graph: nx.DiGraph[str], output: IO[bytes]) -> None:
     """Write the graph as GraphML (UTF-8) to a binary file object."""
     import networkx as nx
 
     nx.write_graphml(graphml_ready(graph), output, encoding="utf-8")
 
 
-def write_graphml(graph: nx.DiGraph, path: str | os.PathLike[str]) -> None:
+def write_graphml(graph: nx.DiGraph[str], path: str | os.PathLike[str]) -> None:
     """Write the graph as GraphML to `path`, atomically."""
     with output_errors(path), open_output(path) as handle:
         serialize_graphml(graph, handle)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, Literal, get_args
+from typing import Any, Literal, get_args, overload
 
 EntityType = Literal["METHOD", "DATASET", "HARDWARE", "METRIC", "TASK", "TERM"]
 ENTITY_TYPES: tuple[EntityType, ...] = get_args(EntityType)
@@ -29,6 +29,10 @@ DEFAULT_RECOGNIZER = "<shipped>"
 Progress = Callable[[str, int, "int | None"], None]
 
 
+@overload
+def parse_types(values: None) -> None: ...
+@overload
+def parse_types(values: str | Iterable[str]) -> tuple[str, ...]: ...
 def parse_types(values: str | Iterable[str] | None) -> tuple[str, ...] | None:
     """Concept types as users write them: "method, task" or ["METHOD", "task"] → ("METHOD", "TASK").
 

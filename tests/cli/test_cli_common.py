@@ -48,3 +48,27 @@ def test_parse_types() -> None:
     assert parse_types([]) == () == parse_types(" , ")
     with pytest.raises(ValueError, match=r"^unknown concept type 'TOOL'; choose from METHOD, DATASET, HARDWARE, METRIC, TASK, TERM$"):
         parse_types("task,tool")
+
+
+@pytest.mark.parametrize(("command", "name", "literal"), [
+    ("export", "--format", "kg.rdf.terms:ExportFormat"),
+    ("sparql", "--backend", "kg.sparql.engine:Backend"),
+    ("eval", "--map", "kg.training.evaluate:Mapping"),
+])
+def test_a_choice_passed_on_as_a_literal_offers_exactly_its_values(command: str, name: str, literal: str) -> None:
+    from typing import get_args
+
+    module, attribute = literal.split(":")
+    values = get_args(getattr(importlib.import_module(module), attribute))
+    option = options_named(name)[command]
+    assert isinstance(option.type, click.Choice)
+    assert tuple(option.type.choices) == values  # so `chosen` never refuses what click accepted
+
+
+def test_chosen_gives_the_choice_itself_and_refuses_any_other_value() -> None:
+    from kg.cli.common import chosen
+
+    choices = ("ttl", "nt")
+    assert chosen("nt", choices) is choices[1]
+    with pytest.raises(click.BadParameter, match="'NT' is not one of ttl, nt"):
+        chosen("NT", choices)

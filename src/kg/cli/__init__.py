@@ -15,6 +15,7 @@ import os
 import sys
 import warnings
 from collections.abc import Sequence
+from typing import TextIO
 
 import click
 
@@ -45,7 +46,8 @@ class LazyGroup(click.Group):
         if target is None:
             return None
         module_name, attr = target.split(":")
-        return getattr(importlib.import_module(module_name), attr)
+        command: click.Command = getattr(importlib.import_module(module_name), attr)
+        return command
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -63,7 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with warnings.catch_warnings():
         shown_before = warnings.showwarning
 
-        def show(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
+        def show(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: TextIO | None = None, line: str | None = None) -> None:
             if issubclass(category, KgWarning):
                 click.echo(f"Warning: {message}{_hint(message)}", err=True)
             else:
@@ -73,7 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run(argv)
 
 
-def _hint(warning: Warning) -> str:
+def _hint(warning: Warning | str) -> str:
     """The flag that deals with a warning, in the terms of the command that gave it."""
     if isinstance(warning, LooksStructured) and warning.format:
         context = click.get_current_context(silent=True)

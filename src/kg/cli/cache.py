@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
+from kg.cli.common import F
 from kg.errors import ConfirmationNeeded
 
 if TYPE_CHECKING:
@@ -19,7 +20,7 @@ SOURCE_SHOWN = {"option": "--cache", "KG_CACHE_DIR": "KG_CACHE_DIR", "default": 
 CACHE_HELP = "Cache folder (default: $KG_CACHE_DIR, else the user cache folder, e.g. ~/.cache/kg)."
 
 
-def cache_folder_option(command):  # noqa: ANN001, ANN201 - a click decorator
+def cache_folder_option(command: F) -> F:
     return click.option("--cache", "cache_dir", type=click.Path(), default=None, help=CACHE_HELP)(command)  # a file: exit 16, as for builds
 
 
@@ -72,7 +73,7 @@ def info(cache_dir: str | None, as_json: bool) -> None:
     click.echo(json.dumps(report_dict(report, current), indent=2, ensure_ascii=False) if as_json else render_report(report, current))
 
 
-def report_dict(report: CacheReport, current: dict[str, dict[str, str]]) -> dict:
+def report_dict(report: CacheReport, current: dict[str, dict[str, str]]) -> dict[str, Any]:
     return {
         "folder": str(report.location.path.absolute()),
         "source": SOURCE_SHOWN[report.location.source],

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import math
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar
 
 import click
@@ -21,6 +21,7 @@ from kg.model import ENTITY_TYPES, Progress, parse_types
 from kg.rdf.terms import DEFAULT_BASE
 
 F = TypeVar("F", bound=Callable[..., object])
+C = TypeVar("C", bound=str)
 
 
 
@@ -37,10 +38,10 @@ def progress_reporter(*, enabled: bool = True) -> Iterator[Progress | None]:
         yield None
         return
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn, TimeElapsedColumn, TimeRemainingColumn
     from rich.progress import Progress as RichProgress
 
-    tasks: dict[str, int] = {}
+    tasks: dict[str, TaskID] = {}
     columns = (
         TextColumn("{task.description:<22}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
         TextColumn("left"), TimeRemainingColumn(),
@@ -115,6 +116,15 @@ def min_score_option(command: F) -> F:
         help="Drop mentions whose score (the chance a reader accepts the mention with its type) is below S; "
         "0 keeps every mention  [default: the threshold chosen on kg's gold dev set, in kg/models/mention-scorer.json].",
     )(command)
+
+
+def chosen(value: str, choices: Sequence[C]) -> C:
+    """`value`, which a ``click.Choice(choices)`` accepted, as the one of `choices` it is: click
+    hands over a plain str, the library takes its Literal type."""
+    for choice in choices:
+        if value == choice:
+            return choice
+    raise click.BadParameter(f"{value!r} is not one of {', '.join(choices)}")
 
 
 # kg.ingest.FORMATS (not imported: the commands that read no corpus would load ingestion; a test checks they agree)

@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import click
 
-from kg.cli.common import min_score_option, recognizer_option
+from kg.cli.common import chosen, min_score_option, recognizer_option
+
+if TYPE_CHECKING:
+    from kg.training.evaluate import EvalReport, Mapping
+
+MAPPINGS: tuple[Mapping, ...] = ("scierc", "scirex")  # kg.training.evaluate's, not imported until the command runs
 
 
 @click.command(name="eval")
 @click.argument("gold", type=click.Path(dir_okay=False))
-@click.option("--map", "mapping", type=click.Choice(["scierc", "scirex"]), default="scierc", show_default=True,
+@click.option("--map", "mapping", type=click.Choice(MAPPINGS), default="scierc", show_default=True,
               help="How gold labels map to kg types (Method, Task, Metric, Material→DATASET, OtherScientificTerm→TERM).")
 @click.option("--json", "as_json", is_flag=True, help="Print the scores as JSON.")
 @recognizer_option
@@ -25,14 +31,14 @@ def eval_(gold: str, mapping: str, as_json: bool, recognizer: str | None, min_sc
     """
     from kg.training.evaluate import evaluate_file
 
-    report = evaluate_file(gold, mapping=mapping, recognizer=recognizer, min_score=min_score)  # type: ignore[arg-type]
+    report = evaluate_file(gold, mapping=chosen(mapping, MAPPINGS), recognizer=recognizer, min_score=min_score)
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2, sort_keys=True))
         return
     click.echo(render_report(report))
 
 
-def render_report(report) -> str:
+def render_report(report: EvalReport) -> str:
     lines = [f"{report.gold_file}: {report.documents} documents"]
     lines.append(f"{'type':<8} {'strict P':>9} {'R':>6} {'F1':>6}   {'partial P':>9} {'R':>6} {'F1':>6}   {'gold':>5} {'pred':>5}")
     for label in (*sorted(k for k in report.strict if k not in ("micro", "HARDWARE", "TERM")), "micro", "HARDWARE", "TERM"):

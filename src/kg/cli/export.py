@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from kg.cli.common import base_option, graph_option
+from kg.cli.common import base_option, chosen, graph_option
 from kg.rdf.terms import EXPORT_FORMATS
 
 
@@ -25,20 +25,21 @@ def export(graph_dir: str, output_format: str, output: str | None, shards: int |
     from kg.rdf.writers import write_stream
     from kg.util.atomic import refuse_build_state, refuse_other_output
 
-    if shards is not None and output_format != "nt":
-        raise click.UsageError(f"--shards needs --format nt (got {output_format})")
+    fmt = chosen(output_format, EXPORT_FORMATS)
+    if shards is not None and fmt != "nt":
+        raise click.UsageError(f"--shards needs --format nt (got {fmt})")
     graph = load(graph_dir)
     if output == "-":
         if shards is not None:
             raise click.UsageError("--shards writes files; give -o NAME.nt, not -")
-        write_stream(graph, sys.stdout.buffer, format=output_format, base=base)
+        write_stream(graph, sys.stdout.buffer, format=fmt, base=base)
         sys.stdout.buffer.flush()
         return
     folder = Path(graph_dir) if Path(graph_dir).is_dir() else Path(graph_dir).parent
-    path = output or str(folder / f"graph.{output_format}")
+    path = output or str(folder / f"graph.{fmt}")
     refuse_build_state(path, what="a file outside it (e.g. beside graph.json)")  # a build's own files are never rewritten
-    refuse_other_output(path, f"graph.{output_format}")
-    result = run_export(graph, path, format=output_format, shards=shards, base=base)
+    refuse_other_output(path, f"graph.{fmt}")
+    result = run_export(graph, path, format=fmt, shards=shards, base=base)
     what = f"{result.triples:,} triples" if result.triples is not None else f"{graph.number_of_nodes():,} nodes, {graph.number_of_edges():,} edges"
     if len(result.paths) == 1:
         click.echo(f"wrote {result.paths[0]} ({what})")

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any
 
 import click
 
-from kg.cli.common import cache_options, input_format_option, min_score_option, recognizer_option, workers_option
+from kg.cli.common import cache_options, chosen, input_format_option, min_score_option, recognizer_option, workers_option
 
 
 @click.command()
@@ -35,12 +36,13 @@ def extract(
     from kg.concepts.find import entities_record, find_concepts
     from kg.extract.cache_location import check_cache_dir, resolve_cache_dir
     from kg.extract.runner import default_workers
-    from kg.ingest import read_corpus
+    from kg.ingest import FORMATS, read_corpus
 
     cache = resolve_cache_dir(cache_dir, no_cache=no_cache)
     if cache is not None:
         check_cache_dir(cache)
-    corpus = read_corpus(list(inputs), skip_invalid=skip_invalid, stdin=sys.stdin, format=input_format)
+    given = chosen(input_format, FORMATS) if input_format is not None else None
+    corpus = read_corpus(list(inputs), skip_invalid=skip_invalid, stdin=sys.stdin, format=given)
     found = find_concepts(corpus.papers, cache_dir=None if cache is None else cache.path, workers=workers or default_workers(), recognizer=recognizer, min_score=min_score)
     records = [entities_record(paper, entities) for paper, entities in zip(corpus.papers, found.resolution.entities, strict=True)]
     if fmt == "jsonl":
@@ -50,7 +52,7 @@ def extract(
     _print_tables(records)
 
 
-def _print_tables(records: list[dict]) -> None:
+def _print_tables(records: list[dict[str, Any]]) -> None:
     from rich.console import Console
     from rich.table import Table
 

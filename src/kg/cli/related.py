@@ -6,14 +6,14 @@ Reads ``GRAPH/related.idx`` (written by `kg build`) so it starts fast; never imp
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 import click
 
 from kg.cli.common import graph_option, types_option
 
 if TYPE_CHECKING:
-    from kg.related_work.rank import RelatedResult
+    from kg.related_work.rank import RelatedPaper, RelatedResult
 
 
 @click.command()
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 @click.option("--no-embeddings", is_flag=True, help="Rank without the embeddings the build stored (kg build --embed): by shared concepts and words.")
 @click.option("--concepts-only", is_flag=True, help="Rank by shared concepts alone: the graph's own signal.")
 def related(
-    paper: str | None, text: str | None, text_file, top: int, types: tuple[str, ...] | None, graph_dir: str, as_json: bool,
+    paper: str | None, text: str | None, text_file: IO[bytes] | None, top: int, types: tuple[str, ...] | None, graph_dir: str, as_json: bool,
     max_reasons: int, no_embeddings: bool, concepts_only: bool,
 ) -> None:  # fmt: skip
     """Papers related to PAPER (an id, a title, or words of the title in any order), or to a
@@ -75,8 +75,11 @@ def related(
     if paper is not None:
         result = find_related(graph_dir, paper, top=top, types=types, use_embeddings=not no_embeddings, signals=signals)
     else:
-        content = text if text is not None else read_text_file(text_file)
-        where = "--text" if text is not None else f"--file {getattr(text_file, 'name', '-')}"
+        if text is not None:
+            content, where = text, "--text"
+        else:
+            assert text_file is not None  # one of PAPER, --text and --file, as checked above
+            content, where = read_text_file(text_file), f"--file {getattr(text_file, 'name', '-')}"
         if not content.strip():
             raise click.UsageError(f"{where} is empty: nothing to rank against")
         if len(content) > MAX_TEXT:
@@ -93,7 +96,7 @@ def related(
 MAX_TEXT = 200_000  # characters: a whole draft fits; matching costs ~0.2 s per 10,000 on 7,000 papers
 
 
-def read_text_file(handle) -> str:
+def read_text_file(handle: IO[bytes]) -> str:
     """The file's text, UTF-8 (a byte-order mark allowed); else a usage error naming the file and
     what is wrong. At most `MAX_TEXT` characters' worth of bytes is read, so /dev/zero stops."""
     limit = 4 * MAX_TEXT  # UTF-8 takes at most 4 bytes a character
@@ -136,7 +139,7 @@ def render(result: RelatedResult, *, max_reasons: int) -> str:
     return "\n".join(lines)
 
 
-def words_line(paper) -> str:
+def words_line(paper: RelatedPaper) -> str:
     """What the words say: the shared phrases, and whether the abstracts' similarity carried it."""
     quoted = ", ".join(f'"{word}"' for word in paper.words)
     if paper.by_similarity:

@@ -8,7 +8,7 @@ import json
 
 import click
 
-from kg.cli.common import allow_service_option, base_option, graph_option, timeout_option
+from kg.cli.common import allow_service_option, base_option, chosen, graph_option, timeout_option
 from kg.errors import ExitCode
 from kg.sparql.engine import BACKENDS, QueryResult, Term
 
@@ -52,7 +52,7 @@ def sparql(query_spec: str, graph_dir: str, output_format: str, backend: str, bi
     from kg.sparql.engine import query, read_query
 
     text = read_query(query_spec)
-    result = query(graph_dir, text, backend=backend, bindings=bindings, base=base, cache=not no_cache, timeout=timeout or None, allow_service=allow_service)
+    result = query(graph_dir, text, backend=chosen(backend, BACKENDS), bindings=bindings, base=base, cache=not no_cache, timeout=timeout or None, allow_service=allow_service)
     click.echo(FORMATTERS[output_format](result), nl=False)
     for label in result.unmatched:
         close = f"; close labels: {', '.join(label.suggestions)}" if label.suggestions else "; no label is close"

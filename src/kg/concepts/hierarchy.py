@@ -22,7 +22,7 @@ import re
 from collections import Counter, defaultdict
 
 from kg.model import ENTITY_TYPES, Concept, EntityType
-from kg.text.vocab import Vocabulary, concept_id
+from kg.text.vocab import Vocabulary, concept_id, concept_type
 from kg.text.words import GENERIC_WORDS, NON_ENTITY_HEADS, STOP_WORDS, VAGUE_HEADS
 
 _SIZE_SUFFIX = re.compile(r"^(.+?) (?:\d+(?:\.\d+)?[bmkt]?|v\d+(?:\.\d+)*)$")
@@ -70,8 +70,7 @@ def infer_broader(concepts: dict[str, Concept], vocabulary: Vocabulary) -> None:
             concepts[bid] = Concept(bid, entry.type, entry.label, tuple(sorted(entry.aliases)), entry.broader)
             pending.extend(entry.broader)
         else:
-            type_ = bid.split("/", 1)[0].upper()
-            concepts[bid] = Concept(bid, type_, _key(bid), ())  # type: ignore[arg-type]
+            concepts[bid] = Concept(bid, concept_type(bid), _key(bid), ())
 
 
 def _broader_of(

@@ -27,7 +27,7 @@ import sqlite3
 import time
 import unicodedata
 import warnings
-from collections.abc import Callable, Container, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Container, Iterable, Iterator, Mapping
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -461,15 +461,15 @@ class ExtractionCache:
             return {}
         return dict(self._db.execute("SELECT version, COUNT(*) FROM extraction GROUP BY version").fetchall())
 
-    def drop(self, *, keep_versions: Container[str] | None = None, written_before: int | None = None) -> dict[str | None, int]:
+    def drop(self, *, keep_versions: Collection[str] | None = None, written_before: int | None = None) -> dict[str | None, int]:
         """Delete the rows of a version not in `keep_versions` (rows of unknown version stay:
         they may be current) and, with `written_before` (unix seconds), the rows not written or
         used since. Returns the rows deleted per version; run `compact` after to free the space."""
         if self._db is None:
             return {}
-        clauses, parameters = [], []
+        clauses, parameters = list[str](), list[str | int]()  # versions, then a stamp
         if keep_versions is not None:
-            keep = sorted(keep_versions)  # type: ignore[type-var]
+            keep = sorted(keep_versions)
             clauses.append(f"(version IS NOT NULL AND version NOT IN ({','.join('?' * len(keep))}))" if keep else "version IS NOT NULL")
             parameters += keep
         if written_before is not None:

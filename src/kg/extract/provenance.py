@@ -28,7 +28,8 @@ def _model_meta(model: str) -> dict[str, Any] | None:
         return None
     for location in spec.submodule_search_locations:
         try:
-            return json.loads((Path(location) / "meta.json").read_text(encoding="utf-8"))
+            meta: dict[str, Any] = json.loads((Path(location) / "meta.json").read_text(encoding="utf-8"))
+            return meta
         except (OSError, ValueError):
             continue
     return None

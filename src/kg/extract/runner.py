@@ -101,13 +101,13 @@ class ExtractionStats:
     corrupt: int  # cache rows that failed their checksum and were recomputed
 
 
-def _payload(extraction: PaperExtraction) -> dict:
+def _payload(extraction: PaperExtraction) -> dict[str, Any]:
     data = extraction.to_dict()
     del data["paper_id"]  # the cache is keyed by content: the same abstract may be another paper
     return data
 
 
-def _from_payload(paper_id: str, payload: dict) -> PaperExtraction:
+def _from_payload(paper_id: str, payload: dict[str, Any]) -> PaperExtraction:
     return PaperExtraction.from_dict({**payload, "paper_id": paper_id})
 
 
@@ -134,7 +134,7 @@ def _batches(items: Sequence[Paper], size: int) -> Iterator[list[Paper]]:
         yield batch
 
 
-def _extract_chunk(papers: list[Paper], recognizer: str | None = DEFAULT_RECOGNIZER) -> list[dict]:
+def _extract_chunk(papers: list[Paper], recognizer: str | None = DEFAULT_RECOGNIZER) -> list[dict[str, Any]]:
     """A Dask task: extract one chunk in a worker (the pipeline is cached per worker process)."""
     return [extraction.to_dict() for extraction in extract_papers(papers, recognizer=recognizer)]
 
@@ -215,7 +215,7 @@ def run_extraction(
             stream = _extract_in_processes(missing, workers, recognizer)
         else:
             stream = extract_papers(missing, recognizer=recognizer)
-        pending: dict[str, dict] = {}
+        pending: dict[str, dict[str, Any]] = {}
         oldest = 0.0  # when the oldest unsaved result arrived
         for index, extraction in zip(todo, stream, strict=True):
             results[index] = extraction

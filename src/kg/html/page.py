@@ -32,7 +32,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import networkx as nx
@@ -42,6 +42,9 @@ from kg.html.regions import OTHER_COLOR, Region, find_regions, focus_layout, lay
 from kg.html.select import AUTO_MAX_NODES, concept_paper_counts, select_subgraph
 from kg.util.atomic import output_errors, write_text
 from kg.util.gcpause import gc_paused
+
+if TYPE_CHECKING:
+    from kg.related_work.embed import Embeddings
 
 HTML_FILE = "graph.html"
 TEMPLATE = "graph.html.j2"  # in kg/assets/, beside graph.js and graph.css
@@ -99,14 +102,14 @@ def safe_url(url: Any) -> str | None:
     """The URL if it is an absolute http(s) URL, else None (no javascript:, data:, …)."""
     if not isinstance(url, str):
         return None
-    url = url.strip()
+    stripped = url.strip()
     try:
-        parts = urlsplit(url)
+        parts = urlsplit(stripped)
     except ValueError:
         return None
-    if parts.scheme.lower() not in ("http", "https") or not parts.netloc or any(c in url for c in "\x00\r\n\t \"'<>`"):
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc or any(c in stripped for c in "\x00\r\n\t \"'<>`"):
         return None
-    return url
+    return stripped
 
 
 def short_title(title: str, limit: int = SHORT_TITLE) -> str:
@@ -118,15 +121,15 @@ def short_title(title: str, limit: int = SHORT_TITLE) -> str:
     return cut.rstrip(" ,;:-") + "…"
 
 
-def _clip(text: Any, limit: int) -> str:
-    text = " ".join(str(text or "").split())
+def _clip(value: Any, limit: int) -> str:
+    text = " ".join(str(value or "").split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 class _Refs:
     """Numbers for everything the page data refers to: drawn nodes first, then extras."""
 
-    def __init__(self, source: nx.DiGraph, drawn: list[str], counts: dict[str, int]) -> None:
+    def __init__(self, source: nx.DiGraph[str], drawn: list[str], counts: dict[str, int]) -> None:
         self.source, self.counts = source, counts
         self.number = {key: i for i, key in enumerate(drawn)}
         self.extra: list[list[Any]] = []
@@ -139,7 +142,7 @@ class _Refs:
         return number
 
 
-def _extra_record(graph: nx.DiGraph, key: str, counts: dict[str, int]) -> list[Any]:
+def _extra_record(graph: nx.DiGraph[str], key: str, counts: dict[str, int]) -> list[Any]:
     """What the panel shows of a node that is not drawn, as a compact row (there can be tens
     of thousands): ["paper", title, venue, year] or [type, label, papers, *alt_labels]."""
     data = graph.nodes[key]
@@ -155,7 +158,7 @@ def _paper_meta(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _node_records(
-    graph: nx.DiGraph,
+    graph: nx.DiGraph[str],
     counts: dict[str, int],
     positions: dict[str, tuple[float, float]],
     region_of: dict[str, Region],
@@ -204,7 +207,7 @@ def _node_records(
 
 
 def _panel_data(
-    source: nx.DiGraph, graph: nx.DiGraph, records: list[dict[str, Any]], counts: dict[str, int], embeddings: Any = None
+    source: nx.DiGraph[str], graph: nx.DiGraph[str], records: list[dict[str, Any]], counts: dict[str, int], embeddings: Embeddings | None = None
 ) -> dict[str, Any]:
     """Fill each drawn paper's ``related`` ([paper, score, [concepts], similarity or None, [words], by similarity]),
     ``more`` (concepts it mentions that are not drawn) and ``more_proposed``; returns the extras
@@ -242,7 +245,7 @@ def _panel_data(
     # step out: a concept reached only through such a link does not bring in its own).
     # Only concepts with a narrower one have broader links coming in: the others' (often
     # thousands of) predecessors are papers, and are not scanned.
-    concepts = [key for key, kind in nodes(data="kind") if kind == "concept"]
+    concepts = [key for key, data in nodes(data=True) if data.get("kind") == "concept"]
     broadened = {t for key in concepts for t, data in succ[key].items() if data.get("kind") == "broader"}
     hierarchy = set()
     for key in [key for key in refs.number if nodes[key].get("kind") == "concept"]:
@@ -260,7 +263,7 @@ def _panel_data(
 EDGE_KINDS = ("used", "proposed", "broader")  # an edge's third number in the page data
 
 
-def _edge_records(graph: nx.DiGraph, number: dict[str, int]) -> list[list[int]]:
+def _edge_records(graph: nx.DiGraph[str], number: dict[str, int]) -> list[list[int]]:
     """Edges as [from, to, kind] numbers (node list places; `EDGE_KINDS`): node keys are long
     slugs, and repeating them per edge made edges the largest part of big pages."""
     records = []
@@ -303,17 +306,17 @@ def vis_options(*, nodes: int, edges: int) -> dict[str, Any]:
 
 
 def render_html(
-    graph: nx.DiGraph,
+    graph: nx.DiGraph[str],
     *,
     min_papers: int = 1,
     papers_available: int | None = None,
     title: str = "kg — paper–concept graph",
     counts: dict[str, int] | None = None,
-    source: nx.DiGraph | None = None,
+    source: nx.DiGraph[str] | None = None,
     focus: str | None = None,
     rings: Sequence[Sequence[str]] = (),
     seed: int = 0,
-    embeddings: Any = None,
+    embeddings: Embeddings | None = None,
 ) -> str:
     """The page for `graph` (already filtered) as a string. `source` is the whole graph it
     was cut from (related papers, concepts not drawn; default: `graph`), `counts` are papers
@@ -332,7 +335,7 @@ def render_html(
     region_of = {key: region for region in regions for key in region.papers}
     net = Network(height="100%", width="100%", heading=title, cdn_resources="in_line")
     # Fill pyvis's lists directly: Network.from_nx is quadratic in the node count.
-    positions = focus_layout(graph, focus, rings) if focus in graph else layout(graph, regions=regions, seed=seed)
+    positions = focus_layout(graph, focus, rings) if focus is not None and focus in graph else layout(graph, regions=regions, seed=seed)
     net.nodes = _node_records(graph, counts, positions, region_of)
     panel = _panel_data(source, graph, net.nodes, counts, embeddings)
     number = {record["id"]: i for i, record in enumerate(net.nodes)}
@@ -369,7 +372,7 @@ def _with_script_hashes(page: str) -> str:
 
 
 def write_html(
-    graph: nx.DiGraph,
+    graph: nx.DiGraph[str],
     path: str | os.PathLike[str],
     *,
     focus: str | None = None,
@@ -377,7 +380,7 @@ def write_html(
     types: Sequence[str] | None = None,
     min_papers: int | None = None,
     max_nodes: int = AUTO_MAX_NODES,
-    embeddings: Any = None,
+    embeddings: Embeddings | None = None,
 ) -> HtmlSummary:
     """Filter the graph (see `select_subgraph`), render the page and write it atomically;
     `embeddings` as for `render_html`."""

@@ -59,7 +59,7 @@ class Region:
 
 
 def find_regions(
-    graph: nx.DiGraph,
+    graph: nx.DiGraph[str],
     papers: Iterable[str],
     counts: Mapping[str, int],
     *,
@@ -86,10 +86,10 @@ def find_regions(
     hub = max(HUB_FLOOR, HUB_SHARE * len(keys))
     weights: dict[tuple[int, int], float] = {}
     get = weights.get
-    for concept, group in members.items():
-        if 2 <= len(group) <= hub:
-            weight = 1.0 / math.log(1.0 + counts.get(concept, len(group)))
-            for pair in combinations(group, 2):  # the hot loop: millions of pairs on big graphs
+    for concept, numbers in members.items():
+        if 2 <= len(numbers) <= hub:
+            weight = 1.0 / math.log(1.0 + counts.get(concept, len(numbers)))
+            for pair in combinations(numbers, 2):  # the hot loop: millions of pairs on big graphs
                 weights[pair] = get(pair, 0.0) + weight
     if not weights:
         return []
@@ -119,7 +119,7 @@ def find_regions(
     return regions
 
 
-def layout(graph: nx.DiGraph, *, regions: Iterable[Region] = (), seed: int = 0) -> dict[str, tuple[float, float]]:
+def layout(graph: nx.DiGraph[str], *, regions: Iterable[Region] = (), seed: int = 0) -> dict[str, tuple[float, float]]:
     """Node positions in vis-network pixels: igraph Fruchterman–Reingold (grid variant on
     large graphs), deterministic for a given graph and seed.
 
@@ -169,9 +169,9 @@ def layout(graph: nx.DiGraph, *, regions: Iterable[Region] = (), seed: int = 0) 
     hubs = [_spiral(r + 1, spread) for r in range(len(regions))]
     start = []
     for i in range(n):
-        r = region_of.get(i, concept_region.get(i))
+        home_region = region_of.get(i, concept_region.get(i))
         x, y = _spiral(i, 1.0)
-        ox, oy = hubs[r] if r is not None else (0.0, 0.0)
+        ox, oy = hubs[home_region] if home_region is not None else (0.0, 0.0)
         start.append([ox + x * 0.3, oy + y * 0.3])
     start += [[0.0, 0.0]] + [list(hub) for hub in hubs]
     igraph.set_random_number_generator(random.Random(seed))
@@ -190,7 +190,7 @@ def layout(graph: nx.DiGraph, *, regions: Iterable[Region] = (), seed: int = 0) 
     return {key: (round(points[i][0] * scale, 1), round(points[i][1] * scale, 1)) for key, i in index.items()}
 
 
-def focus_layout(graph: nx.DiGraph, centre: str, rings: Sequence[Sequence[str]]) -> dict[str, tuple[float, float]]:
+def focus_layout(graph: nx.DiGraph[str], centre: str, rings: Sequence[Sequence[str]]) -> dict[str, tuple[float, float]]:
     """Positions for a focus page: the paper in the middle, each round of related papers on a
     wider circle (in rank order, the second round beside the papers that found them), each
     concept at the centre of its papers, the paper's own concepts on a small circle round it."""
@@ -235,12 +235,12 @@ def focus_layout(graph: nx.DiGraph, centre: str, rings: Sequence[Sequence[str]])
     return positions
 
 
-def _linked(graph: nx.DiGraph, a: str, b: str) -> bool:
+def _linked(graph: nx.DiGraph[str], a: str, b: str) -> bool:
     """Whether two papers share a concept drawn on the page."""
     return bool(set(graph.successors(a)) & set(graph.successors(b)))
 
 
-def _tighten(points: list[tuple[float, float]], home: dict[int, int], graph: nx.DiGraph, keys: list[str], index: dict[str, int]) -> list[tuple[float, float]]:
+def _tighten(points: list[tuple[float, float]], home: dict[int, int], graph: nx.DiGraph[str], keys: list[str], index: dict[str, int]) -> list[tuple[float, float]]:
     """Re-place the regions round a ring, each drawn tighter round its centre, and put what
     belongs to no region at the mean of its neighbours' new places.
 

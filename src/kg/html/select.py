@@ -21,7 +21,7 @@ FOCUS_RELATED = (8, 3)  # the first as many as a paper's panel lists
 FOCUS_REASONS = 4
 
 
-def concept_paper_counts(graph: nx.DiGraph) -> dict[str, int]:
+def concept_paper_counts(graph: nx.DiGraph[str]) -> dict[str, int]:
     """For each concept node, how many papers mention it (one pass over the edges)."""
     counts = {key: 0 for key, data in graph.nodes(data=True) if data.get("kind") == "concept"}
     # Over the adjacency dicts (plain dicts on a graph), not graph.edges(): the view's
@@ -33,7 +33,7 @@ def concept_paper_counts(graph: nx.DiGraph) -> dict[str, int]:
     return counts
 
 
-def find_paper(graph: nx.DiGraph, query: str) -> str:
+def find_paper(graph: nx.DiGraph[str], query: str) -> str:
     """The node key of the paper named by id, title or title fragment, found as `kg related` finds it."""
     lookup = PaperLookup.from_graph(graph)
     return paper_key(lookup.paper_ids[lookup.find(query)])
@@ -43,7 +43,7 @@ def find_paper(graph: nx.DiGraph, query: str) -> str:
 class Selection:
     """What `select_subgraph` chose to draw."""
 
-    graph: nx.DiGraph
+    graph: nx.DiGraph[str]
     min_papers: int  # the papers-per-concept threshold applied
     papers_available: int  # papers that passed the filters, before the automatic size cap
     focus: str | None = None  # the focus paper's key, in focus mode
@@ -51,7 +51,7 @@ class Selection:
 
 
 def select_subgraph(
-    graph: nx.DiGraph,
+    graph: nx.DiGraph[str],
     *,
     focus: str | None = None,
     depth: int = 1,
@@ -75,10 +75,11 @@ def select_subgraph(
     2 adds the 3 most related to each of those, and so on.
     """
     counts = counts if counts is not None else concept_paper_counts(graph)
-    wanted = set(parse_types(types)) if types is not None else set(ENTITY_TYPES)
+    wanted: set[str] = set(parse_types(types)) if types is not None else set(ENTITY_TYPES)
     keep = [key for key, data in graph.nodes(data=True) if data.get("kind") == "paper" or data.get("type") in wanted]
-    view: nx.DiGraph = graph.subgraph(keep)
-    centre, rings = None, ()
+    view: nx.DiGraph[str] = graph.subgraph(keep)
+    centre: str | None = None
+    rings: tuple[tuple[str, ...], ...] = ()
     if focus is not None:
         if depth < 0:
             raise ValueError(f"depth must be 0 or more, not {depth}")
@@ -97,14 +98,14 @@ def select_subgraph(
     drawn = papers
     if auto and len(papers) + len(concepts) > max_nodes:
         drawn = _best_linked(graph, papers, concepts, room=max(max_nodes - len(concepts), 0))
-    chosen = graph.subgraph([*drawn, *concepts]).copy()
+    drawn_graph = graph.subgraph([*drawn, *concepts]).copy()
     # Semantic neighbours (kg build --embed) are not drawn: ten lines a paper would bury the
     # concept links; the panel lists related papers instead.
-    chosen.remove_edges_from([(u, v) for u, v, kind in chosen.edges(data="kind") if kind == "similar"])
-    return Selection(chosen, min_papers, len(papers), centre, rings)
+    drawn_graph.remove_edges_from([(u, v) for u, v, data in drawn_graph.edges(data=True) if data.get("kind") == "similar"])
+    return Selection(drawn_graph, min_papers, len(papers), centre, rings)
 
 
-def _focus_nodes(graph: nx.DiGraph, centre: str, depth: int, wanted: set[str]) -> tuple[set[str], tuple[tuple[str, ...], ...]]:
+def _focus_nodes(graph: nx.DiGraph[str], centre: str, depth: int, wanted: set[str]) -> tuple[set[str], tuple[tuple[str, ...], ...]]:
     """The focus paper, its concepts, and `depth` rounds of related papers with the concepts
     that tie each to the paper it was found from; with the papers each round found, in rank order."""
     from kg.related_work.rank import graph_embeddings, index_of, rank  # the ranking `kg related` uses
@@ -146,7 +147,7 @@ def _auto_min_papers(nodes: list[str], counts: dict[str, int], max_nodes: int) -
     return max(2, min(shared[room] + 1, shared[0]))
 
 
-def _best_linked(graph: nx.DiGraph, papers: list[str], concepts: set[str], *, room: int) -> list[str]:
+def _best_linked(graph: nx.DiGraph[str], papers: list[str], concepts: set[str], *, room: int) -> list[str]:
     """The `room` papers with the most links to `concepts` (ties: by key)."""
     links = {key: sum(1 for target in graph.successors(key) if target in concepts) for key in papers}
     return sorted(sorted(papers, key=lambda key: (-links[key], key))[:room])

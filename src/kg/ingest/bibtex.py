@@ -10,9 +10,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from functools import cache
+from typing import TYPE_CHECKING, Any
 
 from kg.errors import MalformedRecord
 from kg.ingest.records import RawRecord
+
+if TYPE_CHECKING:
+    from bibtexparser.model import Entry
 
 _LATEX_MARKERS = ("\\", "{", "}", "~")
 
@@ -23,7 +27,7 @@ def read_bibtex(text: str, *, path: str) -> Iterator[RawRecord | MalformedRecord
 
     _quiet_bibtexparser()
     try:
-        library = bibtexparser.parse_string(text)
+        library = bibtexparser.parse_string(text)  # type: ignore[attr-defined]  # exported, but imported without `as` or __all__
     except Exception as error:  # the parser is tolerant, but if it gives up, say so in one line
         raise MalformedRecord(f"cannot parse BibTeX: {_reason(error)}", path=path) from None
     for block in library.failed_blocks:
@@ -36,7 +40,7 @@ def read_bibtex(text: str, *, path: str) -> Iterator[RawRecord | MalformedRecord
         yield RawRecord((entry.start_line or 0) + 1, _entry_fields(entry))
 
 
-def _entry_fields(entry) -> dict[str, object]:
+def _entry_fields(entry: Entry) -> dict[str, object]:
     raw = {field.key.lower(): field.value for field in entry.fields if isinstance(field.value, str)}
     arxiv = None
     if raw.get("archiveprefix", raw.get("eprinttype", "")).lower() == "arxiv":
@@ -81,13 +85,14 @@ def latex_to_text(value: str) -> str:
     if not any(marker in value for marker in _LATEX_MARKERS):
         return value
     try:
-        return _converter().latex_to_text(value)
+        text: str = _converter().latex_to_text(value)
+        return text
     except Exception:  # pylatexenc is tolerant, but a decoding failure must not lose the record
         return value
 
 
 @cache
-def _converter():
+def _converter() -> Any:  # pylatexenc's LatexNodes2Text (untyped)
     from pylatexenc.latex2text import LatexNodes2Text
 
     return LatexNodes2Text(math_mode="verbatim")

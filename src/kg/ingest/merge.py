@@ -46,7 +46,7 @@ def merge_duplicates(candidates: Iterable[Candidate]) -> tuple[list[Paper], int]
     return sorted(_unique_ids(papers), key=lambda p: p.id), merged
 
 
-def _rank(candidate: Candidate) -> tuple:
+def _rank(candidate: Candidate) -> tuple[bool, int, int, int, str, str, int]:
     paper = candidate.paper
     venue_rank = 2 if not paper.venue else 1 if is_preprint(paper.venue) else 0
     filled = sum(1 for name in FILLABLE if getattr(paper, name))

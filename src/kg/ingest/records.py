@@ -145,7 +145,7 @@ def to_paper(record: RawRecord, *, path: str, undecodable: bool = False) -> Pape
     if venue and _ARXIV_VENUE.match(venue):
         venue = "arXiv"  # "arXiv preprint arXiv:2001.00001" (Google Scholar BibTeX) says no more than that
     title_derived = not title
-    if title_derived:
+    if not title:
         title = derive_title(abstract)
     authors = split_authors(get("authors"), path=path, line=line)
     keywords = split_keywords(get("keywords"), path=path, line=line)
@@ -266,8 +266,9 @@ def _author_name(item: Any, *, path: str, line: int) -> str:
     if isinstance(item, str):
         return _first_last(item) if item.count(",") == 1 else item
     if isinstance(item, Mapping):
-        if isinstance(item.get("name"), str):
-            return item["name"]
+        name = item.get("name")
+        if isinstance(name, str):
+            return name
         parts = [item.get("given"), item.get("family")]
         if all(isinstance(p, str) or p is None for p in parts) and any(parts):
             return " ".join(p for p in parts if p)

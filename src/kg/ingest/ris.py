@@ -68,7 +68,7 @@ def read_ris(text: str, *, path: str) -> Iterator[RawRecord | MalformedRecord]:
 
 
 @cache
-def _parser():
+def _parser() -> Any:  # rispy's RisParser (untyped)
     import rispy
 
     mapping = {**rispy.TAG_KEY_MAPPING, "BT": "book_title", "SO": "source_name"}

@@ -55,6 +55,9 @@ _BIBTEX_ENTRY = re.compile(r"^\s*@\s*[A-Za-z]+\s*[{(]", re.MULTILINE)
 _JSON_OBJECT_LINE = re.compile(r"^\s*\{\s*\"[^\"\n]*\"\s*:.*\}\s*,?\s*$", re.MULTILINE)
 STRUCTURE_SAMPLE = 65_536  # characters of a file looked at for signs of structure
 TABLE_ROWS = 3  # a table: this many lines in a row with the same delimiters, from the first
+# A table's delimiters in the order tried: each with how many a line of a table that looks
+# structured holds at least, and the format it means.
+_DELIMITERS: tuple[tuple[str, int, Format], ...] = (("\t", 1, "tsv"), (",", 2, "csv"), (";", 2, "csv"))
 _UNPRINTABLE = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
 _CONTROL_IN_NAME = re.compile("[\x00-\x1f\x7f]")
 
@@ -99,7 +102,7 @@ def expand(inputs: list[str]) -> list[Source]:
         else:
             raise UnsupportedFormat("not a regular file or folder", path=name)
         for source in found:
-            resolved = os.path.realpath(source.path) if source.problem is None else source.name
+            resolved = os.path.realpath(source.path) if source.path is not None and source.problem is None else source.name
             if resolved not in seen:
                 seen.add(resolved)
                 sources[source.name] = source
@@ -290,10 +293,10 @@ def structured_format(text: str, *, strict_table: bool = False) -> Format | None
     first_line, _, rest = head.partition("\n")
     if strict_table and not rest.split("\n", 1)[0].strip():
         return None
-    for delimiter, kind in (("\t", "tsv"), (",", "csv"), (";", "csv")):
+    for delimiter, _, kind in _DELIMITERS:
         columns = [normalise_key(c.strip(' "')) for c in first_line.split(delimiter)]
         if len(columns) > 1 and any(c in ABSTRACT_NAMES for c in columns):
-            return kind  # type: ignore[return-value]
+            return kind
     return None
 
 
@@ -309,7 +312,7 @@ def looks_structured(text: str) -> tuple[str, Format, str] | None:
     if _JSON_OBJECT_LINE.search(sample):
         return "JSON Lines (one object per line)", "jsonl", ".jsonl"
     lines = sample.lstrip().split("\n")[:TABLE_ROWS]
-    for delimiter, least, fmt in (("\t", 1, "tsv"), (",", 2, "csv"), (";", 2, "csv")):
+    for delimiter, least, fmt in _DELIMITERS:
         counts = {line.count(delimiter) for line in lines}
         if len(lines) == TABLE_ROWS and len(counts) == 1 and min(counts) >= least:
             return f"a table ({TABLE_ROWS} lines in a row with {min(counts)} {'tabs' if fmt == 'tsv' else repr(delimiter) + 's'} each)", fmt, f".{fmt}"

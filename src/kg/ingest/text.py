@@ -34,7 +34,8 @@ def parse_header(line: str) -> tuple[str | None, int | None]:
 
 def paragraphs(text: str) -> Iterator[tuple[int, str]]:
     """(first line number, text joined by spaces) for each blank-line-separated paragraph."""
-    start, lines = 0, []
+    start = 0
+    lines: list[str] = []
     for number, line in enumerate(text.splitlines(), 1):
         if line.strip():
             if not lines:

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     import networkx as nx
 
 
-def to_rdflib(graph: nx.DiGraph, *, base: str = DEFAULT_BASE, into: rdflib.Graph | None = None) -> rdflib.Graph:
+def to_rdflib(graph: nx.DiGraph[str], *, base: str = DEFAULT_BASE, into: rdflib.Graph | None = None) -> rdflib.Graph:
     """An rdflib Graph holding the same triples as every other sink (added to `into`, e.g.
     a Dataset's default graph, when given)."""
     result = rdflib.Graph() if into is None else into

@@ -22,7 +22,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import IO, TYPE_CHECKING
 
 import pyoxigraph as ox
 
@@ -45,7 +45,7 @@ STAGE = "Writing Turtle"
 def _prefix_header() -> bytes:
     """The ``@prefix`` lines pyoxigraph writes before the first triple (and only then)."""
     probe = ox.NamedNode("urn:kg:probe")
-    text = ox.serialize([ox.Triple(probe, probe, probe)], format=ox.RdfFormat.TURTLE, prefixes=PREFIXES)
+    text = ox.serialize([ox.Triple(probe, probe, probe)], format=ox.RdfFormat.TURTLE, prefixes=PREFIXES) or b""
     return text[: text.index(b"<urn:kg:probe>")]
 
 
@@ -62,9 +62,9 @@ class FragmentIndex:
     """Where each fragment of one graph.ttl is: parallel arrays in file order."""
 
     keys: bytearray
-    offsets: array.array
-    lengths: array.array
-    crcs: array.array
+    offsets: array.array[int]
+    lengths: array.array[int]
+    crcs: array.array[int]
 
     @classmethod
     def empty(cls) -> FragmentIndex:
@@ -162,7 +162,7 @@ class _IndexedTurtle:
         with memoryview(self.data) as view:
             return zlib.crc32(view[offset : offset + self.index.lengths[i]]) == self.index.crcs[i]
 
-    def copy(self, start: int, end: int, handle: BinaryIO) -> None:
+    def copy(self, start: int, end: int, handle: IO[bytes]) -> None:
         """Write bytes `start:end` of the file to `handle` (one call for a run of fragments)."""
         with memoryview(self.data) as view:
             handle.write(view[start:end])
@@ -173,7 +173,7 @@ class _IndexedTurtle:
 
 
 def _turtle(triples: Iterator[ox.Triple]) -> bytes:
-    text = ox.serialize(list(triples), format=ox.RdfFormat.TURTLE, prefixes=PREFIXES)
+    text = ox.serialize(list(triples), format=ox.RdfFormat.TURTLE, prefixes=PREFIXES) or b""
     return text[len(HEADER) :] if text.startswith(HEADER) else text
 
 
@@ -184,7 +184,7 @@ class TurtleWritten:
 
 
 def write_turtle(
-    graph: nx.DiGraph,
+    graph: nx.DiGraph[str],
     path: str | os.PathLike[str],
     *,
     base: str = DEFAULT_BASE,
@@ -205,7 +205,7 @@ def write_turtle(
             run_start = run_end = 0  # the old file's bytes not yet copied
             for n, fragment in enumerate(fragments(graph, base=base), start=1):
                 i = old.where.get(fragment.key) if old is not None else None
-                if i is not None and old.intact(i):
+                if old is not None and i is not None and old.intact(i):
                     start, length = old.index.offsets[i], old.index.lengths[i]
                     if start != run_end:
                         old.copy(run_start, run_end, handle)
@@ -291,6 +291,6 @@ def changed_fragments(old_turtle: Path, new_turtle: Path) -> FragmentDiff | None
         changed = len(parts[0]) + len(parts[1]) - 2
         return FragmentDiff(b"".join(parts[0]), b"".join(parts[1]), changed, len(new.index))
     finally:
-        for side in (old, new):
-            if side is not None:
-                side.close()
+        for indexed in (old, new):
+            if indexed is not None:
+                indexed.close()

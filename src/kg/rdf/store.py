@@ -33,7 +33,7 @@ STAMP_FILE = "kg-stamp.json"
 LOCK_FILE = f"{STORE_DIR}.lock"  # beside the store, never removed (removing a lock file races)
 
 
-def to_store(graph: nx.DiGraph, *, base: str = DEFAULT_BASE, path: str | None = None) -> ox.Store:
+def to_store(graph: nx.DiGraph[str], *, base: str = DEFAULT_BASE, path: str | None = None) -> ox.Store:
     """A pyoxigraph Store holding the graph (in memory, or on disk at `path`)."""
     store = ox.Store(path) if path else ox.Store()
     batch: list[ox.Quad] = []
@@ -61,7 +61,7 @@ CHURN_FILE = "kg-churn.json"  # in the store: updates and fragments changed sinc
 
 
 def write_store(
-    graph: nx.DiGraph | None,
+    graph: nx.DiGraph[str] | None,
     directory: str | os.PathLike[str],
     *,
     base: str = DEFAULT_BASE,
@@ -106,7 +106,7 @@ StoreHow = Literal["kept", "updated", "updated and compacted", "loaded"]
 
 
 def _write_store(
-    graph: nx.DiGraph | None, store_dir: Path, stamp: dict[str, Any], *, base: str, turtle: str | os.PathLike[str] | None, previous_turtle: str | os.PathLike[str] | None,
+    graph: nx.DiGraph[str] | None, store_dir: Path, stamp: dict[str, Any], *, base: str, turtle: str | os.PathLike[str] | None, previous_turtle: str | os.PathLike[str] | None,
 ) -> StoreHow:
     current = _open_current(store_dir, stamp)
     if current is not None:
@@ -307,7 +307,7 @@ def _locked(path: Path) -> Iterator[None]:
         os.close(fd)  # releases the lock
 
 
-def _rebuild_store(graph: nx.DiGraph | None, store_dir: Path, stamp: dict[str, Any], *, base: str, load: Callable[[ox.Store], None] | None = None) -> ox.Store:
+def _rebuild_store(graph: nx.DiGraph[str] | None, store_dir: Path, stamp: dict[str, Any], *, base: str, load: Callable[[ox.Store], None] | None = None) -> ox.Store:
     """Build into a temporary folder beside `store_dir`, stamp it last, swap it in (under the
     lock). `load` fills the new store (default: the graph's triple stream, `to_store`)."""
     tmp = _temporary(store_dir)

@@ -7,12 +7,12 @@ shorten IRIs) without importing pyoxigraph or networkx.
 from __future__ import annotations
 
 import hashlib
-from typing import Literal
+from typing import Literal, get_args
 from urllib.parse import quote
 
 RdfFormat = Literal["ttl", "nt", "jsonld"]
 ExportFormat = Literal["ttl", "nt", "jsonld", "graphml"]
-EXPORT_FORMATS: tuple[str, ...] = ("ttl", "nt", "jsonld", "graphml")
+EXPORT_FORMATS: tuple[ExportFormat, ...] = get_args(ExportFormat)
 
 KG = "https://w3id.org/kg-ml/ontology#"
 DEFAULT_BASE = "https://w3id.org/kg-ml/resource/"

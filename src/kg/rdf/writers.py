@@ -31,7 +31,7 @@ TURTLE_FILE = "graph.ttl"  # written by `kg build` next to graph.json
 _OX_FORMATS = {"ttl": ox.RdfFormat.TURTLE, "nt": ox.RdfFormat.N_TRIPLES, "jsonld": ox.RdfFormat.JSON_LD}
 
 
-def serialize(graph: nx.DiGraph, output: IO[bytes], *, format: RdfFormat = "ttl", base: str = DEFAULT_BASE) -> int:
+def serialize(graph: nx.DiGraph[str], output: IO[bytes], *, format: RdfFormat = "ttl", base: str = DEFAULT_BASE) -> int:
     """Stream the graph's RDF to a binary file object (Turtle uses the kg prefixes).
 
     JSON-LD is written in expanded form (no @context), as pyoxigraph streams it.
@@ -58,7 +58,7 @@ class _Counter:
             yield item
 
 
-def write_rdf(graph: nx.DiGraph, path: str | os.PathLike[str], *, format: RdfFormat = "ttl", base: str = DEFAULT_BASE) -> int:
+def write_rdf(graph: nx.DiGraph[str], path: str | os.PathLike[str], *, format: RdfFormat = "ttl", base: str = DEFAULT_BASE) -> int:
     """Write the graph as Turtle, N-Triples or JSON-LD, atomically. Returns the triple count."""
     with output_errors(path), open_output(path) as handle:
         return serialize(graph, handle, format=format, base=base)
@@ -71,7 +71,7 @@ def shard_paths(path: str | os.PathLike[str], shards: int) -> list[Path]:
     return [target.with_name(f"{stem}-{i:05d}-of-{shards:05d}.nt") for i in range(shards)]
 
 
-def write_nt_shards(graph: nx.DiGraph, path: str | os.PathLike[str], *, shards: int, base: str = DEFAULT_BASE) -> int:
+def write_nt_shards(graph: nx.DiGraph[str], path: str | os.PathLike[str], *, shards: int, base: str = DEFAULT_BASE) -> int:
     """Split the N-Triples over `shards` files, a subject's triples always in one file.
 
     The shard of a triple is CRC-32 of its subject IRI modulo `shards`: stable across runs
@@ -91,17 +91,18 @@ def write_nt_shards(graph: nx.DiGraph, path: str | os.PathLike[str], *, shards: 
             count += 1
             subject = triple.subject
             if subject != last_subject:  # triples come grouped by subject: hash once per group
+                assert not isinstance(subject, ox.Triple)  # kg writes no RDF-star: a subject is an IRI or a blank node
                 last_subject, index = subject, zlib.crc32(subject.value.encode("utf-8")) % shards
             buffer = buffers[index]
             buffer.append(triple)
             if len(buffer) >= 50_000:
                 # serialise to bytes, then one write: far faster than letting pyoxigraph
                 # write piecemeal into a Python file object
-                handles[index].write(ox.serialize(buffer, format=ox.RdfFormat.N_TRIPLES))
+                handles[index].write(ox.serialize(buffer, format=ox.RdfFormat.N_TRIPLES) or b"")
                 buffer.clear()
         for index, buffer in enumerate(buffers):
             if buffer:
-                handles[index].write(ox.serialize(buffer, format=ox.RdfFormat.N_TRIPLES))
+                handles[index].write(ox.serialize(buffer, format=ox.RdfFormat.N_TRIPLES) or b"")
     return count
 
 
@@ -112,7 +113,7 @@ class ExportResult:
 
 
 def export(
-    graph: nx.DiGraph,
+    graph: nx.DiGraph[str],
     path: str | os.PathLike[str],
     *,
     format: ExportFormat = "ttl",
@@ -133,7 +134,7 @@ def export(
     return ExportResult((str(path),), write_rdf(graph, path, format=format, base=base))
 
 
-def write_stream(graph: nx.DiGraph, output: IO[bytes], *, format: ExportFormat = "ttl", base: str = DEFAULT_BASE) -> int | None:
+def write_stream(graph: nx.DiGraph[str], output: IO[bytes], *, format: ExportFormat = "ttl", base: str = DEFAULT_BASE) -> int | None:
     """Write to an open binary stream (``kg export -o -``)."""
     if format == "graphml":
         serialize_graphml(graph, output)

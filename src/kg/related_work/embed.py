@@ -67,7 +67,8 @@ def _quiet_offline() -> None:
 def _unit(vectors: np.ndarray) -> np.ndarray:
     vectors = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return vectors / np.maximum(norms, 1e-12)
+    unit: np.ndarray = vectors / np.maximum(norms, 1e-12)
+    return unit
 
 
 def _load_torch() -> Callable[[list[str]], np.ndarray]:
@@ -133,7 +134,7 @@ def shipped_onnx_digest() -> str:
 def _load_onnx() -> Callable[[list[str]], np.ndarray]:
     if shipped_onnx_digest() != ONNX_FILES_SHA256:  # a damaged install would make vectors under another model's name
         raise ModelError(f"kg's embedding model files ({', '.join(ONNX_FILES)} in {MODELS}) are damaged: reinstall kg")
-    return onnx_encoder(MODELS / "model-int8.onnx")
+    return onnx_encoder(str(MODELS / "model-int8.onnx"))  # a file on disk, as the tokenizer's
 
 
 EMBEDDERS = {
@@ -348,7 +349,7 @@ def load(directory: str | os.PathLike[str], ids: Sequence[str]) -> np.ndarray | 
             return None
         if not (folder / EMBED_FILE).is_file():  # a FIFO or device would block or never end
             return None
-        matrix = np.load(folder / EMBED_FILE, mmap_mode="r", allow_pickle=False)
+        matrix: np.ndarray = np.load(folder / EMBED_FILE, mmap_mode="r", allow_pickle=False)
     except (OSError, ValueError, AttributeError):
         return None
     if matrix.shape != (len(ids), dimensions) or matrix.dtype != np.dtype("<f4") or not unit_rows(matrix):

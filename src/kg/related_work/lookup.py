@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kg.errors import AmbiguousPaper, PaperNotFound
 
@@ -30,7 +30,7 @@ class PaperLookup:
         self._number = {paper_id: number for number, paper_id in enumerate(paper_ids)}
 
     @classmethod
-    def from_graph(cls, graph: nx.DiGraph) -> PaperLookup:
+    def from_graph(cls, graph: nx.DiGraph[str]) -> PaperLookup:
         """The papers of a kg graph, numbered as the related-work index numbers them."""
         papers = sorted((key, data) for key, data in graph.nodes(data=True) if data.get("kind") == "paper")
         return cls([paper_id(key, data) for key, data in papers], [one_line(data.get("title")) for _, data in papers])
@@ -113,7 +113,7 @@ class PaperLookup:
         return "\n".join(lines)
 
 
-def paper_id(key: str, data: dict) -> str:
+def paper_id(key: str, data: dict[str, Any]) -> str:
     """The id of a paper node (its ``id`` attribute, else the node key without ``paper:``)."""
     return data.get("id") or key.removeprefix("paper:")
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from spacy.tokens import Doc, Span, Token
 
+from kg.model import ClaimKind
 from kg.results.metrics import metric_names
 from kg.results.values import Value, find_values
 
@@ -51,7 +52,7 @@ class DocClaim:
     """A claim in doc character offsets; links are (start, end) spans, None where unknown."""
 
     value: Value
-    kind: str
+    kind: ClaimKind
     metric: tuple[int, int] | None
     dataset: tuple[int, int] | None
     task: tuple[int, int] | None
@@ -174,7 +175,7 @@ def _baseline(sentence: _Sentence, token: Token, exclude: Span | None) -> Span |
     return min(cued, key=lambda m: sentence.distance(token, m.root)) if cued else None
 
 
-def _kind(doc: Doc, tokens: Span, after: int, value: Value) -> str:
+def _kind(doc: Doc, tokens: Span, after: int, value: Value) -> ClaimKind:
     if value.signed or value.unit == "x":
         return "improvement"
     left = doc[max(tokens.sent.start, tokens.start - 4) : tokens.start]

@@ -43,7 +43,7 @@ def link_claims(paper: Paper, claims: Sequence[LocalClaim], entities: PaperEntit
     def link(span: tuple[int, int] | None, field: str) -> tuple[str | None, str | None]:
         if span is None:
             return None, None
-        mention = at.get(tuple(span))
+        mention = at.get(span)
         concept = mention.concept if mention is not None and mention.label == _LINK_TYPES[field] else None
         return paper.abstract[span[0] : span[1]], concept
 

@@ -63,7 +63,7 @@ def _unit(raw: str | None) -> str | None:
 
 def find_values(text: str) -> list[Value]:
     """Every number of `text` that could be a result's value, in order."""
-    values = []
+    values: list[Value] = []
     for match in _VALUE.finditer(text):
         start, end = match.start("number"), match.end("range") if match.group("range") else match.end("number")
         before = text[max(0, start - 12) : start]

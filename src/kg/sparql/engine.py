@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from importlib.resources import files
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import pyoxigraph as ox
 
@@ -41,7 +41,7 @@ if TYPE_CHECKING:  # a query over the cached store never needs networkx (~0.2 s 
     import networkx as nx
 
 Backend = Literal["auto", "rdflib", "oxigraph"]
-BACKENDS: tuple[str, ...] = ("auto", "rdflib", "oxigraph")
+BACKENDS: tuple[Backend, ...] = get_args(Backend)
 AUTO_OXIGRAPH_BYTES = 2_000_000
 AUTO_OXIGRAPH_TRIPLES = 100_000
 XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
@@ -172,7 +172,7 @@ class OxigraphBackend(_Backend):
 
     def _run(self, text: str, bindings: Mapping[str, str], *, allow_service: bool = False) -> QueryResult:
         check_query(text, allow_service=allow_service)  # before the parser: deep nesting crashes it
-        substitutions = {ox.Variable(k): v for k, v in parse_bindings(bindings or {}).items()}
+        substitutions: dict[ox.Variable, ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple] = {ox.Variable(k): v for k, v in parse_bindings(bindings or {}).items()}
         try:
             result = self.store.query(text, prefixes=PREFIXES, substitutions=substitutions or None)
         except SyntaxError as error:
@@ -296,7 +296,7 @@ class RdflibBackend(_Backend):
         self.graph = graph
 
     @classmethod
-    def over(cls, graph: nx.DiGraph, *, base: str = DEFAULT_BASE) -> RdflibBackend:
+    def over(cls, graph: nx.DiGraph[str], *, base: str = DEFAULT_BASE) -> RdflibBackend:
         """The backend over `graph`'s triples, held as the default graph of a Dataset so that
         ``GRAPH ?g`` finds no named graph, as on Oxigraph (a plain rdflib Graph raises)."""
         import rdflib
@@ -366,7 +366,7 @@ SparqlBackend = OxigraphBackend | RdflibBackend
 
 
 def open_backend(
-    source: nx.DiGraph | str | os.PathLike[str],
+    source: nx.DiGraph[str] | str | os.PathLike[str],
     *,
     backend: Backend = "auto",
     base: str = DEFAULT_BASE,
@@ -396,7 +396,7 @@ def open_backend(
 
 
 def query(
-    source: nx.DiGraph | str | os.PathLike[str],
+    source: nx.DiGraph[str] | str | os.PathLike[str],
     text: str,
     *,
     backend: Backend = "auto",

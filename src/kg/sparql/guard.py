@@ -26,6 +26,7 @@ operator as the grammar's IRIREF rule does) and ``#`` comments. Everything else 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -167,7 +168,7 @@ def check_algebra(query: Any, *, allow_service: bool = False, max_nodes: int = M
         if isinstance(node, CompValue):
             if node.name == "ServiceGraphPattern" and not allow_service:
                 raise QueryRefused(SERVICE_REFUSED)
-            children = node.values()
+            children: Iterable[Any] = node.values()
         elif isinstance(node, (list, tuple)):
             children = node
         else:

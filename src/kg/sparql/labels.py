@@ -140,8 +140,8 @@ def unmatched(labels: tuple[LabelBinding, ...], ask: Callable[[str], bool], sele
     from rapidfuzz import fuzz, process  # only on the nothing-matched path
 
     shown: dict[str, list[str]] = {}
-    for key, label, cls in select(ALL_LABELS):
-        entry = f"{label} ({cls.rsplit('#', 1)[-1].rsplit('/', 1)[-1]})"
+    for key, name, cls in select(ALL_LABELS):
+        entry = f"{name} ({cls.rsplit('#', 1)[-1].rsplit('/', 1)[-1]})"
         if entry not in shown.setdefault(key, []):
             shown[key].append(entry)
     choices = sorted(shown)

@@ -30,12 +30,13 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from kg.errors import KgError, QueryFailed
 from kg.sparql.guard import QueryTimedOut
 
 _HEADER = struct.Struct("!Q")
+T = TypeVar("T")
 
 
 class WorkerCrashed(QueryFailed):
@@ -46,12 +47,12 @@ class PoolBusy(QueryFailed):
     """Every worker stayed busy longer than the caller would wait."""
 
 
-def _pack(error: KgError) -> tuple[type, tuple[Any, ...], dict[str, Any]]:
+def _pack(error: KgError) -> tuple[type[KgError], tuple[Any, ...], dict[str, Any]]:
     """A KgError as plain parts: pickling an exception keeps only its args, not `binding` & co."""
     return type(error), error.args, dict(vars(error))
 
 
-def _unpack(parts: tuple[type, tuple[Any, ...], dict[str, Any]]) -> KgError:
+def _unpack(parts: tuple[type[KgError], tuple[Any, ...], dict[str, Any]]) -> KgError:
     cls, args, attributes = parts
     error = cls.__new__(cls)
     error.args = args
@@ -77,7 +78,7 @@ def _read_exactly(fd: int, size: int, deadline: float | None) -> bytes | None:
     return b"".join(chunks)
 
 
-def call_with_timeout(fn: Callable[..., Any], *args: Any, timeout: float | None) -> Any:
+def call_with_timeout(fn: Callable[..., T], *args: Any, timeout: float | None) -> T:
     """`fn(*args)` in a forked child; `QueryTimedOut` (child killed) past `timeout` seconds
     (None: no limit, but a crash of the engine still stays in the child).
 
@@ -123,7 +124,8 @@ def call_with_timeout(fn: Callable[..., Any], *args: Any, timeout: float | None)
         ok, value = pickle.loads(body)
         if not ok:
             raise _unpack(value)
-        return value
+        result: T = value  # what `fn` returned, pickled in the child
+        return result
     finally:
         os.close(read_fd)
         if not reaped:
@@ -196,13 +198,15 @@ class _Worker:
             [sys.executable, "-c", "from kg.sparql.pool import worker_main; worker_main()"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None if os.environ.get("KG_WORKER_DEBUG") else subprocess.DEVNULL, env=env, bufsize=0,
         )
+        assert self.process.stdin is not None and self.process.stdout is not None  # both pipes, as asked
+        self._to_child, self._from_child = self.process.stdin, self.process.stdout
         self.send((opener, handler))
 
     def send(self, value: Any) -> None:
-        _send_frame(self.process.stdin.fileno(), value)
+        _send_frame(self._to_child.fileno(), value)
 
     def receive(self, timeout: float) -> tuple[bool, Any]:
-        return _recv_frame(self.process.stdout.fileno(), timeout)
+        return _recv_frame(self._from_child.fileno(), timeout)
 
     def wait_ready(self, timeout: float) -> None:
         try:
@@ -229,7 +233,7 @@ class _Worker:
             self.process.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(timeout=5)
-        for stream in (self.process.stdin, self.process.stdout):
+        for stream in (self._to_child, self._from_child):
             with contextlib.suppress(OSError):
                 stream.close()
         if died is None:

@@ -39,7 +39,7 @@ import socket
 import socketserver
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler
@@ -177,12 +177,12 @@ class SparqlHandler(BaseHTTPRequestHandler):
         request: ReadRequest = self.request
         self.connection = request.sock
         self.rfile = io.BytesIO(request.data)
-        self.wfile = io.BytesIO()  # the whole answer, sent by the reader thread (`finish`)
+        self._reply = self.wfile = io.BytesIO()  # the whole answer, sent by the reader thread (`finish`)
 
     def finish(self) -> None:
         request: ReadRequest = self.request
         request.handed = True
-        self.server.reply(request.sock, self.client_address, self.wfile.getvalue())
+        self.server.reply(request.sock, self.client_address, self._reply.getvalue())
 
     def log_message(self, format: str, *args: Any) -> None:  # successes are not logged
         pass
@@ -267,7 +267,7 @@ class SparqlHandler(BaseHTTPRequestHandler):
         self.server.refused(self.client_address, f"{int(status)} {message}")
         self._send(status, "text/plain; charset=utf-8", (message + detail + "\n").encode("utf-8"))
 
-    def _send(self, status: HTTPStatus, content_type: str, body: bytes, warnings: list[str] = ()) -> None:  # type: ignore[assignment]
+    def _send(self, status: HTTPStatus, content_type: str, body: bytes, warnings: Sequence[str] = ()) -> None:
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         for warning in warnings:  # header values must be one line of Latin-1: the terms are ASCII names
@@ -353,7 +353,7 @@ class EndpointServer(socketserver.TCPServer):
             request, client_address, data = item
             read = ReadRequest(request, data)
             try:
-                self.finish_request(read, client_address)
+                self.finish_request(read, client_address)  # type: ignore[arg-type]  # any request object goes; typeshed says a socket
             except Exception as error:  # noqa: BLE001 - one bad connection must not end the thread
                 self.refused(client_address, f"connection dropped: {type(error).__name__}: {error}")
             finally:
@@ -410,8 +410,9 @@ def make_server(
 
 
 def endpoint_url(server: socketserver.TCPServer) -> str:
-    host, port = server.server_address[:2]
-    host = f"[{host}]" if ":" in str(host) else host
+    address, port = server.server_address[:2]
+    host = address.decode() if isinstance(address, (bytes, bytearray)) else address  # bound: a str, but typeshed allows bytes
+    host = f"[{host}]" if ":" in host else host
     return f"http://{host}:{port}/sparql"
 
 

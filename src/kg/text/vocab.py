@@ -22,7 +22,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from importlib import resources
 
-from kg.model import EntityType
+from kg.model import ENTITY_TYPES, EntityType
 
 VOCAB_FILES: dict[str, EntityType] = {
     "methods.tsv": "METHOD",
@@ -103,6 +103,15 @@ def slugify(key: str) -> str:
 def concept_id(label: EntityType, key: str) -> str:
     """The stable concept id of a key under a type, e.g. ``method/large-language-model``."""
     return f"{label.lower()}/{slugify(key)}"
+
+
+def concept_type(cid: str) -> EntityType:
+    """The type a concept id was made under (see `concept_id`): ``method/…`` → ``METHOD``."""
+    prefix = cid.split("/", 1)[0].upper()
+    for type_ in ENTITY_TYPES:
+        if type_ == prefix:
+            return type_
+    raise ValueError(f"not a concept id: {cid!r}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from kg.errors import OutputError, OutputPermissionDenied
 
@@ -29,7 +29,7 @@ def _umask() -> int:
 
 
 @contextlib.contextmanager
-def atomic_open(path: str | os.PathLike[str], mode: str = "w", *, encoding: str | None = "utf-8") -> Iterator[IO]:
+def atomic_open(path: str | os.PathLike[str], mode: str = "w", *, encoding: str | None = "utf-8") -> Iterator[IO[Any]]:
     """Open a temporary file next to `path`; on clean exit it replaces `path` atomically."""
     target = Path(path)
     binary = "b" in mode

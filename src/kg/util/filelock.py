@@ -9,13 +9,14 @@ flock does not exist (Windows) or a file system refuses it, the lock locks nothi
 from __future__ import annotations
 
 import os
+import sys
 import time
 from pathlib import Path
 
-try:
+if sys.platform == "win32":  # pragma: no cover - no flock; an open file cannot be moved there anyway
+    fcntl = None
+else:
     import fcntl
-except ImportError:  # pragma: no cover - Windows: an open file cannot be moved there anyway
-    fcntl = None  # type: ignore[assignment]
 
 POLL_SECONDS = 0.05
 

@@ -13,10 +13,11 @@ import ctypes
 import ctypes.util
 import functools
 import gc
+from collections.abc import Callable
 
 
 @functools.lru_cache(maxsize=1)
-def _malloc_trim():
+def _malloc_trim() -> Callable[[int], int] | None:
     name = ctypes.util.find_library("c")
     try:
         trim = ctypes.CDLL(name).malloc_trim if name else None

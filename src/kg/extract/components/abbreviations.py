@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from spacy.language import Language
-from spacy.tokens import Doc, Span
+from spacy.tokens import Doc, Span, Token
 
 from kg.extract.components.spans import CharIndex, has_pos
 from kg.text.words import LONG_FORM_EDGE_WORDS
@@ -85,7 +85,8 @@ def _window_before(text: str, end: int, max_words: int) -> int:
     start = end
     words = list(_WORD.finditer(text, max(0, end - 400), end))
     for match in reversed(words[-max_words:]):
-        if _CLAUSE_END.search(text, match.start(), end) and _CLAUSE_END.search(text, match.start(), end).start() < end - 1:
+        clause_end = _CLAUSE_END.search(text, match.start(), end)
+        if clause_end and clause_end.start() < end - 1:
             break
         start = match.start()
     return start
@@ -141,7 +142,7 @@ def find_definitions(text: str) -> list[tuple[tuple[int, int], tuple[int, int]]]
 _NOT_IN_LONG_FORM = {"AUX", "PRON", "DET", "SCONJ"}
 
 
-def _ends_preamble(token) -> bool:
+def _ends_preamble(token: Token) -> bool:
     """A word that cannot be inside a long form: finite verbs, pronouns, determiners (not "Q-driven")."""
     if token.pos_ in _NOT_IN_LONG_FORM:
         return True
@@ -153,12 +154,13 @@ class AbbreviationDetector:
         self.name = name
 
     def __call__(self, doc: Doc) -> Doc:
-        pairs = []
-        group = []
+        pairs: list[tuple[Span, Span]] = []
+        group: list[Span] = []
         definitions = find_definitions(doc.text)
         index = CharIndex(doc) if definitions else None
         tagged = has_pos(doc)
         for (s_start, s_end), (l_start, l_end) in definitions:
+            assert index is not None  # made when there are definitions
             short = index.contract(s_start, s_end)
             long = index.contract(l_start, l_end)
             if short is None or long is None or len(short) == 0 or len(long) == 0:

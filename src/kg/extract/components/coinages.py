@@ -10,6 +10,7 @@ Results go to ``doc.spans["kg_coinage"]`` with label ``COINAGE``; the entity mer
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from spacy.language import Language
 from spacy.tokens import Doc, Span
@@ -53,7 +54,7 @@ _SLASH_WORDS = re.compile(r"/(?=[A-Za-z]{3})")  # "AdaGrad/Adam" is two names; "
 _LOWER_TAIL = re.compile(r"(?:-[a-z]{3,})+$")  # "xLSTM-based", "LLM-driven", "AI-generated"
 
 
-def _pieces(text: str):
+def _pieces(text: str) -> Iterator[tuple[int, str]]:
     for match in _PIECE.finditer(text):
         start = match.start()
         for part in _SLASH_WORDS.split(match.group()):
@@ -121,6 +122,7 @@ class CoinageDetector:
         found = find_coinages(text)
         index = CharIndex(doc) if found else None
         for start, end in found:
+            assert index is not None  # made when something was found
             span = index.span(start, end, expand=True)
             if span is None or any(ch.isalnum() for ch in text[span.start_char : start] + text[end : span.end_char]):
                 continue  # the tokenizer glued the name to more text ("GD(1"): not a clean name

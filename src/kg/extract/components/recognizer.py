@@ -28,7 +28,8 @@ class Recognizer:
         self.name = name
         self.model_dir = model
         self.model = spacy.load(Path(model))
-        self.labels = tuple(self.model.get_pipe("ner").labels)
+        ner: Any = self.model.get_pipe("ner")  # an EntityRecognizer: compiled, without types in spaCy
+        self.labels = tuple(ner.labels)
 
     def _spans(self, doc: Doc, predicted: Doc) -> list[Span]:
         spans = []
@@ -59,5 +60,5 @@ class Recognizer:
 
 
 @Language.factory("kg_recognizer", default_config={"model": ""})
-def make_recognizer(nlp: Language, name: str, model: str) -> Any:
+def make_recognizer(nlp: Language, name: str, model: str) -> Recognizer:
     return Recognizer(nlp, name, model)

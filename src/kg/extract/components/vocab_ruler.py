@@ -70,7 +70,7 @@ class VocabRuler:
             target.setdefault(SENSE_PREFIX + surface, set()).add(surface)
         for matcher, table in ((self.exact, exact), (self.folded, folded)):
             for concept, forms in sorted(table.items()):
-                matcher.add(concept, list(nlp.tokenizer.pipe(sorted(forms))))
+                matcher.add(concept, [nlp.tokenizer(form) for form in sorted(forms)])
 
     def __call__(self, doc: Doc) -> Doc:
         spans = []
