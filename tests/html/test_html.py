@@ -202,6 +202,8 @@ def test_page_nodes_styles_and_edges(make_graph) -> None:
     assert ("concept:method/message-passing", "concept:method/gnn", 2) in named
     assert ("paper:p1", "concept:method/gnn", 1) in named
     assert ("paper:p1", "concept:task/molecule", 0) in named
+    # The page script reads the kinds' names and styles from the page data, in that order.
+    assert json_block(page, "kg-data")["edge_kinds"] == [["used", {}], ["proposed", {"width": 2}], ["broader", {"dashes": True}]]
     options = json_block(page, "kg-options")
     assert options["physics"] == {"enabled": False}
     assert options["edges"]["smooth"] is False

@@ -113,6 +113,11 @@ def test_page_draws_every_node_offline(open_page, all_nodes) -> None:
                    let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++; return n; }"""
     )
     assert painted > 1000
+    # Each edge is drawn as its kind says (kg.html.page.EDGE_KINDS, read from the page data).
+    edges = page.js("kgEdges.get().map(e => [e.from, e.to, e.kind, e.width || null, e.dashes || null])")
+    assert ["concept:method/message-passing", "concept:method/gnn", "broader", None, True] in edges
+    assert ["paper:p1", "concept:method/gnn", "proposed", 2, None] in edges
+    assert ["paper:p1", "concept:task/molecule", "used", None, None] in edges
     assert page.js("document.getElementById('kg-stats').textContent") == "3 papers · 8 concepts shown"
     assert page.js("[...document.querySelectorAll('.kg-toggle span:not(.kg-count)')].map(s => s.textContent)") == [
         "Paper", "Method", "Dataset", "Task", "Metric", "Hardware", "Term",
@@ -248,6 +253,59 @@ def test_seeds_page_from_kg_build(browser, seeds_out: Path, seeds_graph) -> None
         page.page.press("#kg-search", "Enter")
         assert page.js("kgNetwork.getSelectedNodes()") == [key]
         assert page.js("document.querySelector('#kg-panel h2').textContent") == data["title"]
+        assert page.errors == [] and page.blocked == []
+    finally:
+        page.close()
+
+
+# What vis-network draws of each drawn node whose centre is on the canvas, read after a fresh frame:
+# [id, group, width on screen (px), size (vis-network's, in layout units)].
+MARKERS = """() => new Promise(resolve => { kgNetwork.once('afterDrawing', () => {
+    const canvas = document.querySelector('#kg-network canvas'), scale = kgNetwork.getScale();
+    resolve(kgNetwork.body.nodeIndices.map(id => kgNetwork.body.nodes[id]).filter(node => {
+        const p = kgNetwork.canvasToDOM({x: node.x, y: node.y});
+        return p.x >= 0 && p.y >= 0 && p.x < canvas.clientWidth && p.y < canvas.clientHeight;
+    }).map(node => [node.id, node.options.group, node.shape.width * scale, node.options.size]));
+}); kgNetwork.redraw(); })"""
+
+# Canvas pixels of each of these colours ("#rrggbb"): concept types' fills (regions and papers use others).
+PIXELS_OF = """colours => { const canvas = document.querySelector('#kg-network canvas');
+    const data = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+    const rgb = colours.map(c => [1, 3, 5].map(i => parseInt(c.slice(i, i + 2), 16)));
+    const counts = colours.map(() => 0);
+    for (let i = 0; i < data.length; i += 4)
+        rgb.forEach((c, k) => { if (Math.abs(data[i] - c[0]) + Math.abs(data[i + 1] - c[1]) + Math.abs(data[i + 2] - c[2]) < 12) counts[k]++; });
+    return counts; }"""
+
+MIN_MARKER_WIDTH = 6  # px on screen: a shape the eye can tell from the legend's others
+
+
+def test_seeds_page_draws_every_node_marker_at_a_legible_size(browser, seeds_out: Path) -> None:
+    """The seeds page opens zoomed out far enough that markers in layout units came to 1–5 px
+    across, and under their white border (a fixed width on screen) they showed not at all."""
+    from kg.html.page import GROUPS
+
+    page = Page(browser, seeds_out / "graph.html")
+    try:
+        drawn = page.drawn_nodes()
+        layout_size = {node["id"]: node["size"] for node in page.js("JSON.parse(document.getElementById('kg-nodes').textContent)")}
+        for zoom in (1, 1 / 4):  # the default view, and zoomed out further
+            page.js("z => kgNetwork.moveTo({scale: kgNetwork.getScale() * z})", zoom)
+            markers = page.js(MARKERS)
+            assert sorted(m[0] for m in markers) == drawn, zoom  # all of them in view
+            small = [(key, round(width, 2)) for key, _, width, _ in markers if width < MIN_MARKER_WIDTH - 1e-9]  # (floating point: size / scale × scale)
+            assert small == [], (zoom, page.js("kgNetwork.getScale()"), small[:5])
+            if zoom == 1:
+                # The markers are painted: every type drawn shows its own colour on the canvas.
+                fills = {group: GROUPS[group]["color"] for _, group, _, _ in markers if group != "paper"}
+                assert len(fills) >= 4
+                pixels = dict(zip(fills, page.js(PIXELS_OF, list(fills.values())), strict=True))
+                assert all(count >= 20 for count in pixels.values()), pixels
+        # Zoomed in, a marker is its layout size (the floor only ever raises a size).
+        paper = next(key for key in drawn if key.startswith("paper:"))
+        page.js("id => kgNetwork.moveTo({position: kgNetwork.getPositions([id])[id], scale: 2})", paper)
+        markers = page.js(MARKERS)
+        assert markers and all(size == layout_size[key] for key, _, _, size in markers)
         assert page.errors == [] and page.blocked == []
     finally:
         page.close()

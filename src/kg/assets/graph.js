@@ -9,19 +9,17 @@
     return JSON.parse(document.getElementById(id).textContent);
   }
 
-  // Edges arrive as [from, to, kind] numbers (places in the node list; kind 0 used,
-  // 1 proposed: drawn thick, 2 broader: dashed).
-  var EDGE_KINDS = ["used", "proposed", "broader"];
-  var nodeList = readJSON("kg-nodes");
-  var edgeList = readJSON("kg-edges").map(function (row) {
-    var edge = { from: nodeList[row[0]].id, to: nodeList[row[1]].id, kind: EDGE_KINDS[row[2]] };
-    if (row[2] === 1) edge.width = 2;
-    if (row[2] === 2) edge.dashes = true;
-    return edge;
-  });
   var options = readJSON("kg-options");
   var GROUPS = readJSON("kg-groups");
   var DATA = readJSON("kg-data");
+  // Edges arrive as [from, to, kind] numbers: places in the node list, and a place in
+  // DATA.edge_kinds ([name, vis-network options that draw it], from kg.html.page.EDGE_KINDS).
+  var EDGE_KINDS = DATA.edge_kinds;
+  var nodeList = readJSON("kg-nodes");
+  var edgeList = readJSON("kg-edges").map(function (row) {
+    var kind = EDGE_KINDS[row[2]];
+    return Object.assign({ from: nodeList[row[0]].id, to: nodeList[row[1]].id, kind: kind[0] }, kind[1]);
+  });
   var TYPE_ORDER = Object.keys(GROUPS);
   var FADED = { background: "#e5e7eb", border: "#e5e7eb" };
   var REGIONS = DATA.regions;
@@ -72,9 +70,11 @@
   }
 
   function colorOf(node) {
-    if (node.group !== "paper") return options.groups[node.group] ? options.groups[node.group].color : undefined;
+    var style = options.groups[node.group] ? options.groups[node.group].color : undefined;
+    if (node.group !== "paper" || !style) return style;
+    // A paper: its group's borders, filled with its region's colour.
     var fill = node.kg.region >= 0 ? REGIONS[node.kg.region].color : DATA.other_color;
-    return { background: fill, border: "#ffffff", highlight: { background: fill, border: "#111827" }, hover: { background: fill, border: "#111827" } };
+    return { background: fill, border: style.border, highlight: { background: fill, border: style.highlight.border }, hover: { background: fill, border: style.hover.border } };
   }
 
   // vis-network draws shapes only: labels are drawn by this script (see "labels" below).
@@ -366,12 +366,37 @@
     network.body.nodeIndices = litOrder = back.concat(front);
   });
 
+  // ---- node markers: a floor on their size on screen ----
+  // Sizes are in layout units: zoomed out to the overview, markers would shrink below a
+  // pixel (and vanish under their border, which vis-network keeps a fixed width on screen).
+  // Like the labels, each keeps a size on screen: at least DATA.min_marker.px in radius for
+  // the smallest size, more for bigger ones (with the square root of the size, so they stay
+  // ranked). It is set on vis-network's own node bodies before each frame, so that drawing,
+  // hover and clicks all use the size seen (a DataSet update per zoom step would cost a
+  // second redraw and an options pass per node).
+  nodeList.forEach(function (node) {
+    node.floor = DATA.min_marker.px * Math.sqrt(node.size / DATA.min_marker.size);
+  });
+  function screenRadius(node, scale) {
+    return Math.max(node.size * scale, node.floor);
+  }
+  network.on("beforeDrawing", function () {
+    var scale = network.getScale();
+    network.body.nodeIndices.forEach(function (id) {
+      var body = network.body.nodes[id], size = screenRadius(byId.get(id), scale) / scale;
+      if (body.options.size !== size) {  // also when vis-network has reset it (an update)
+        body.options.size = size;
+        body.needsRefresh();
+      }
+    });
+  });
+
   // ---- labels: as many as fit, most important first, never overlapping ----
   // Drawn on the canvas after vis-network, in screen pixels, placed greedily in priority
   // order against a grid of the boxes already placed. Zoomed out, region names and the
   // most shared concepts win; zoomed in, paper titles join. With a selection only the lit
   // neighbourhood is labelled, the selected node first.
-  var FONT = "system-ui, -apple-system, Segoe UI, Roboto, sans-serif";
+  var FONT = options.nodes.font.face;  // the node font of kg.html.page.vis_options
   var CELL = 64;
   var MAX_TRIES = 6000;  // candidates looked at per frame (bounds the cost on big pages)
   var widths = new Map();
@@ -481,7 +506,7 @@
       var body = network.body.nodes[node.id];
       var x = body.x * scale + tx, y = body.y * scale + ty;
       if (x < -200 || y < -50 || x > width + 200 || y > height + 50) return false;
-      var font = fontFor(node, strong), size = parseInt(font.match(/(\d+)px/)[1], 10), r = node.size * scale;
+      var font = fontFor(node, strong), size = parseInt(font.match(/(\d+)px/)[1], 10), r = screenRadius(node, scale);
       var text = labelText(node), half = measure(ctx, text, font) / 2 + 3;
       return place(node.id, text, font, size, x, y + r + 3, strong ? "#111827" : "#1f2937", "rgba(255,255,255,0.92)", 4,
         [[x, y - r - size - 5], [x + r + half + 4, y - size / 2], [x - r - half - 4, y - size / 2]]);
@@ -499,7 +524,7 @@
         var fill = colorOf(node);
         ctx.strokeStyle = id === selected ? "#111827" : (fill && fill.background) || "#374151";
         ctx.beginPath();
-        ctx.arc(x, y, Math.max(node.size * scale, 3) + 3, 0, 2 * Math.PI);
+        ctx.arc(x, y, screenRadius(node, scale) + 3, 0, 2 * Math.PI);
         ctx.stroke();
       });
       if (selected !== null) tryNode(byId.get(selected), true);
@@ -601,7 +626,7 @@
         setPanelRoom(true);
         return;
       }
-      if (info.authors.length) panelBody.appendChild(el("p", "kg-meta", authorLine(info, 8)));
+      if (info.authors.length) panelBody.appendChild(el("p", "kg-meta", authorLine(info, info.authors.length)));  // all the page carries (MAX_AUTHORS)
       if (info.region >= 0) {
         var regionLine = panelBody.appendChild(el("p", "kg-meta kg-region-line"));
         var swatch = regionLine.appendChild(el("span", "kg-swatch"));
@@ -739,8 +764,7 @@
     var points = network.getPositions(ids);
     var xs = [], ys = [];
     ids.forEach(function (id) {
-      var node = network.body.nodes[id];
-      var r = node ? node.options.size || 10 : 10;
+      var r = byId.get(id).size;  // in layout units (the floor on screen would vary with the zoom)
       xs.push(points[id].x - r, points[id].x + r);
       ys.push(points[id].y - r, points[id].y + r);
     });

@@ -70,6 +70,20 @@ MAX_ALT_LABELS = 8
 RELATED = 8  # related papers listed in a paper's panel
 RELATED_REASONS = 3  # shared concepts shown for each
 
+# A node's marker size (vis-network "size": a radius in layout units) grows with the square
+# root of its degree from these bases. Zoomed out to the overview, markers would shrink below a
+# pixel: graph.js draws none smaller on screen than MIN_MARKER_PX in radius (a node of the
+# smallest base size; a bigger one in proportion to the square root of its size), as it keeps
+# its labels a legible size.
+PAPER_SIZE = 8.0
+CONCEPT_SIZE = 10.0
+MIN_MARKER_PX = 3.0
+
+# Edge kinds, in the order of an edge's third number in the page data, with the vis-network
+# edge options that draw each (graph.js reads both from the page data).
+EDGE_KINDS: dict[str, dict[str, Any]] = {"used": {}, "proposed": {"width": 2}, "broader": {"dashes": True}}
+_EDGE_NUMBER = {kind: number for number, kind in enumerate(EDGE_KINDS)}
+
 # What may never appear raw inside <script>: "</script>", "<!--", "&" entities, and the two
 # line separators that old JavaScript engines treat as newlines inside string literals.
 _SCRIPT_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
@@ -175,7 +189,7 @@ def _node_records(
                 "id": key,
                 "group": "paper",
                 "label": short_title(title),
-                "size": round(8 + 2.5 * math.sqrt(degree), 1),
+                "size": round(PAPER_SIZE + 2.5 * math.sqrt(degree), 1),
                 "x": x,
                 "y": y,
                 "kg": {
@@ -194,7 +208,7 @@ def _node_records(
                 "id": key,
                 "group": str(data.get("type")),
                 "label": str(data.get("label") or data.get("id") or key),
-                "size": round(10 + 4 * math.sqrt(degree), 1),
+                "size": round(CONCEPT_SIZE + 4 * math.sqrt(degree), 1),
                 "x": x,
                 "y": y,
                 "kg": {
@@ -260,16 +274,13 @@ def _panel_data(
     return {"extra": refs.extra, "hierarchy": sorted(map(list, hierarchy))}
 
 
-EDGE_KINDS = ("used", "proposed", "broader")  # an edge's third number in the page data
-
-
 def _edge_records(graph: nx.DiGraph[str], number: dict[str, int]) -> list[list[int]]:
     """Edges as [from, to, kind] numbers (node list places; `EDGE_KINDS`): node keys are long
     slugs, and repeating them per edge made edges the largest part of big pages."""
     records = []
     for source, target, data in sorted(graph.edges(data=True), key=lambda e: (e[0], e[1])):
-        kind = 2 if data.get("kind") == "broader" else 1 if data.get("role") == "proposed" else 0
-        records.append([number[source], number[target], kind])
+        kind = "broader" if data.get("kind") == "broader" else "proposed" if data.get("role") == "proposed" else "used"
+        records.append([number[source], number[target], _EDGE_NUMBER[kind]])
     return records
 
 
@@ -291,8 +302,8 @@ def vis_options(*, nodes: int, edges: int) -> dict[str, Any]:
         "interaction": {"hover": True, "hideEdgesOnDrag": large, "hideEdgesOnZoom": large, "tooltipDelay": 120, "multiselect": False},
         "nodes": {
             "borderWidth": 1.5,
-            "font": {"size": 18, "face": "system-ui, -apple-system, Segoe UI, Roboto, sans-serif", "color": "#1f2937", "strokeWidth": 4, "strokeColor": "#ffffff"},
-            "scaling": {"label": {"drawThreshold": 8}},
+            # vis-network is given no labels: graph.js draws them, in this face.
+            "font": {"face": "system-ui, -apple-system, Segoe UI, Roboto, sans-serif"},
         },
         "edges": {
             "smooth": False,
@@ -351,6 +362,8 @@ def render_html(
         "regions": [{**region.to_dict(), "concepts": [number[c] for c in region.concepts if c in number]} for region in regions],
         "other_color": OTHER_COLOR,
         "focus": focus if focus in number else None,
+        "edge_kinds": [[kind, style] for kind, style in EDGE_KINDS.items()],
+        "min_marker": {"px": MIN_MARKER_PX, "size": min(PAPER_SIZE, CONCEPT_SIZE)},
         **panel,
     }
     net.templateEnv.globals["kg"] = {
