@@ -34,7 +34,7 @@ def pairs_sharing_specific_concepts(index: RelatedIndex, count: int, max_share: 
     concepts = [
         c
         for c in range(len(index.concept_ids))
-        if 2 <= index.concept_ptr[c + 1] - index.concept_ptr[c] <= max_share * papers and not explain.generic(index, c)
+        if 2 <= index.concept_papers.count(c) <= max_share * papers and not explain.generic(index, c)
     ]
     rng.shuffle(concepts)
     found: set[tuple[int, int]] = set()
@@ -42,7 +42,7 @@ def pairs_sharing_specific_concepts(index: RelatedIndex, count: int, max_share: 
     while len(found) < count and rounds < 50:
         rounds += 1
         for c in concepts:
-            members = list(index.concept_papers[index.concept_ptr[c] : index.concept_ptr[c + 1]])
+            members = [paper for paper, _ in index.concept_papers.row(c)]
             a, b = rng.sample(members, 2)
             found.add((min(a, b), max(a, b)))
             if len(found) >= count:

@@ -25,9 +25,10 @@ class Ranker:
     def __init__(self, index: RelatedIndex) -> None:
         self.index = index
         scoring = index.scoring
-        self.candidates = np.asarray(index.concept_papers, dtype=np.int64)
-        codes = np.asarray(index.concept_codes, dtype=np.int64)
-        ptr = np.asarray(index.concept_ptr, dtype=np.int64)
+        postings = index.concept_papers
+        self.candidates = np.asarray(postings.items, dtype=np.int64)
+        codes = np.asarray(postings.values, dtype=np.int64)
+        ptr = np.asarray(postings.ptr, dtype=np.int64)
         self.ptr = ptr.tolist()
         total, power = len(index.paper_ids), scoring["idf_power"]
         # A posting's weight is term(code, idf): ((role × tf) × idf) × β when broader. role × tf
