@@ -12,7 +12,7 @@ from kg.cli.common import min_score_option, recognizer_option
 @click.command(name="eval")
 @click.argument("gold", type=click.Path(dir_okay=False))
 @click.option("--map", "mapping", type=click.Choice(["scierc", "scirex"]), default="scierc", show_default=True,
-              help="How gold labels map to kg types (Method, Task, Metric, Material→DATASET, OtherScientificTerm→TERM).")
+              help="The gold file's labels; both map the same way to kg types (Method, Task, Metric, Material→DATASET, OtherScientificTerm→TERM).")
 @click.option("--json", "as_json", is_flag=True, help="Print the scores as JSON.")
 @recognizer_option
 @min_score_option
@@ -25,7 +25,7 @@ def eval_(gold: str, mapping: str, as_json: bool, recognizer: str | None, min_sc
     """
     from kg.training.evaluate import evaluate_file
 
-    report = evaluate_file(gold, mapping=mapping, recognizer=recognizer, min_score=min_score)  # type: ignore[arg-type]
+    report = evaluate_file(gold, recognizer=recognizer, min_score=min_score)  # every --map reads labels the same way
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2, sort_keys=True))
         return

@@ -91,14 +91,14 @@ def gather(gold: Sequence[str], *, dev: Sequence[str] = (), hold_out: dict[str, 
     dev_docs: list[GoldDoc] = []
     sources = []
     for path in gold:
-        docs = load_gold(path, mapping="train")
+        docs = load_gold(path)
         percent = hold_out.get(path, 0)
         kept = [d for d in docs if not held_out(d.id, percent)] if percent else docs
         train.extend(kept)
         dev_docs.extend(d for d in docs if percent and held_out(d.id, percent))
         sources.append({"path": os.path.basename(path), "sha256": _sha256(path), "documents": len(docs), "held_out": len(docs) - len(kept), "role": "train"})
     for path in dev:
-        docs = load_gold(path, mapping="train")
+        docs = load_gold(path)
         dev_docs.extend(docs)
         sources.append({"path": os.path.basename(path), "sha256": _sha256(path), "documents": len(docs), "held_out": 0, "role": "dev"})
     if not train:

@@ -75,10 +75,6 @@ class Candidate:
     guessed: bool = False  # type guessed (coinage with no evidence)
 
 
-def _head_label(span: Span) -> str | None:
-    return HEAD_TYPES.get(singularize(span[-1].lower_))
-
-
 def _long_form_label(long: Span, short: Span, vocabulary: Vocabulary) -> tuple[str | None, str | None]:
     """(type, vocab id) of a defined acronym, from the vocabulary or the long form's head word."""
     for text in (long.text, short.text):
