@@ -254,4 +254,4 @@ def test_a_name_is_never_generic_for_its_words():
         concept_papers = Postings.from_rows([[(0, 4)], [(1, 4)]])  # each concept on one paper of two
         concept_labels = ["Natural Questions", "natural question"]
 
-    assert not explain.generic(Tiny, 0) and explain.generic(Tiny, 1)
+    assert not explain.is_generic_concept(Tiny, 0) and explain.is_generic_concept(Tiny, 1)

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from kg.related_work.index import BROADER_BIT, RelatedIndex, idf_weight, term
-from kg.related_work.rank import Query, RelatedPaper, fused
+from kg.related_work.rank import ConceptScores, Query, RelatedPaper, fused
 
 
 class Ranker:
@@ -56,7 +56,7 @@ class Ranker:
         query = Query.of_paper(self.index, paper, types)
         dots, touched = self._dots(paper, query.concepts)
         found = np.flatnonzero(touched)
-        return fused(self.index, query, (found, dots[found]), embeddings, top, signals)
+        return fused(self.index, query, ConceptScores(found, dots[found]), embeddings, top, signals)
 
     def _dots(self, paper: int, terms: dict[int, tuple[float, int, float]]) -> tuple[np.ndarray, np.ndarray]:
         """`RelatedIndex.concept_scores` as a dense array, with which candidates it holds."""

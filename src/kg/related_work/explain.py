@@ -81,7 +81,7 @@ def phrase(index: RelatedIndex, pair: str, number: int) -> bool:
     return lexical.phrase_strength(papers, pair_df, papers_with(index, first), papers_with(index, second)) >= PHRASE_STRENGTH
 
 
-def generic(index: RelatedIndex, concept: int) -> bool:
+def is_generic_concept(index: RelatedIndex, concept: int) -> bool:
     """A concept too common or too vague to explain a relation ("neural network", "learning
     rule"): in a corpus of `GENERIC_MIN_PAPERS` or more, on more than `GENERIC_SHARE` of the
     papers; or, written in lower case (not a name), every word of its label vague
