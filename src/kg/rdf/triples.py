@@ -193,13 +193,13 @@ def _digest(*inputs: Any) -> bytes:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16, key=_CODE).digest()
 
 
-def triples(graph: nx.DiGraph, *, base: str = DEFAULT_BASE) -> Iterator[ox.Triple]:
+def triples(graph: nx.DiGraph[str], *, base: str = DEFAULT_BASE) -> Iterator[ox.Triple]:
     """Every triple of the graph's RDF form, in a deterministic order (grouped by subject)."""
     for fragment in fragments(graph, base=base):
         yield from fragment.make()
 
 
-def fragments(graph: nx.DiGraph, *, base: str = DEFAULT_BASE) -> Iterator[Fragment]:
+def fragments(graph: nx.DiGraph[str], *, base: str = DEFAULT_BASE) -> Iterator[Fragment]:
     """The graph's triples as fragments, in `triples` order: head, concepts, papers, authors.
 
     Each fragment's triples are made from exactly the inputs its key digests, so a fragment
@@ -287,7 +287,7 @@ def _concept_triples(iris: Iris, cid: str, data: dict[str, Any], broader: list[s
 
 
 def _paper_triples(
-    iris: Iris, run: ox.NamedNode, data: dict[str, Any], mentions: list[tuple[str, Any, str, int, float, list[tuple[int, int]]]],
+    iris: Iris, run: ox.NamedNode, data: dict[str, Any], mentions: list[tuple[str, str | None, str, int, float, list[tuple[int, int, float | None]]]],
     similar: list[tuple[int, str, float]],
 ) -> Iterator[ox.Triple]:
     T = ox.Triple
@@ -391,7 +391,7 @@ def lookup_keys(label: str, alt_labels: Any = ()) -> list[str]:
     return sorted({normalize_key(str(text)) for text in (label, *alt_labels)} - {""})
 
 
-def estimated_triples(graph: nx.DiGraph) -> int:
+def estimated_triples(graph: nx.DiGraph[str]) -> int:
     """A cheap upper-bound-ish estimate of the triple count (used to pick a SPARQL backend)."""
     spans = sum(len(d.get("spans") or ()) for _, _, d in graph.edges(data=True))
     return 14 * graph.number_of_nodes() + 9 * graph.number_of_edges() + 11 * spans

@@ -52,7 +52,7 @@ def papers_with(index: RelatedIndex, number: int) -> int:
 
 def term_number(index: RelatedIndex, word: str) -> int | None:
     """`find_string` in the vocabulary, remembered per index: the page asks for the same words often."""
-    cache = index.__dict__.setdefault("_term_numbers", {})
+    cache: dict[str, int | None] = index.__dict__.setdefault("_term_numbers", {})
     if word not in cache:
         cache[word] = find_string(index.terms, word)
     return cache[word]
@@ -122,7 +122,8 @@ def near_concepts(index: RelatedIndex, query_concepts: Iterable[int], candidate:
                 if number is not None and telling(index, word, number):
                     found.append((papers_with(index, number), word, q, c))
     found.sort()
-    chosen, used = [], set()
+    chosen: list[tuple[int, int, str]] = []
+    used: set[int] = set()
     for _, word, q, c in found:
         if q in used or c in used:
             continue

@@ -331,7 +331,7 @@ def related_paper(
 _GRAPH_INDEXES: weakref.WeakKeyDictionary[Any, tuple[tuple[int, int], RelatedIndex]] = weakref.WeakKeyDictionary()
 
 
-def index_of(graph: nx.DiGraph) -> RelatedIndex:
+def index_of(graph: nx.DiGraph[str]) -> RelatedIndex:
     """The index of an in-memory graph, cached while the graph's size is unchanged."""
     fingerprint = (graph.number_of_nodes(), graph.number_of_edges())
     cached = _GRAPH_INDEXES.get(graph)
@@ -343,7 +343,7 @@ def index_of(graph: nx.DiGraph) -> RelatedIndex:
 
 
 def related(
-    graph: nx.DiGraph,
+    graph: nx.DiGraph[str],
     paper: str,
     *,
     top: int = 10,
@@ -363,7 +363,7 @@ def related(
     return rank(index, lookup_of(index).find(paper), top=top, types=types, embeddings=vectors, signals=signals)
 
 
-def graph_embeddings(graph: nx.DiGraph, index: RelatedIndex) -> Any:
+def graph_embeddings(graph: nx.DiGraph[str], index: RelatedIndex) -> PaperVectors | None:
     """The vectors stored beside the graph's folder (`kg.graph.loaded_from`) if they belong to
     exactly the index's papers, else None (a graph built in memory has none)."""
     from kg.graph import loaded_from
@@ -372,7 +372,7 @@ def graph_embeddings(graph: nx.DiGraph, index: RelatedIndex) -> Any:
     return None if folder is None else stored_embeddings(folder, index)
 
 
-def stored_embeddings(folder: Path, index: RelatedIndex) -> Any:
+def stored_embeddings(folder: Path, index: RelatedIndex) -> PaperVectors | None:
     """The vectors a build stored in `folder` if they belong to exactly the index's papers, else None."""
     if not (folder / EMBED_META_FILE).is_file():  # numpy is imported only when there are vectors
         return None
@@ -450,18 +450,19 @@ def open_index(directory: str | os.PathLike[str] | GraphFolder) -> tuple[Related
     index_path = view.file(INDEX_FILE)
     if index_path.is_file():
         try:
-            index, stamp = RelatedIndex.load(index_path)
+            saved: tuple[RelatedIndex, dict[str, Any] | None] | None = RelatedIndex.load(index_path)
         except (ValueError, KeyError, TypeError, OSError, OverflowError, MemoryError):
-            index, stamp = None, None  # unreadable or older format: rebuild from the graph below
-        fresh = index is not None and index.scoring == SCORING and index.lexical_rules == LEXICAL_RULES
-        if fresh and stamp == graph_stamp(view.graph):
-            return index, "index"
+            saved = None  # unreadable or older format: rebuild from the graph below
+        if saved is not None:
+            index, stamp = saved
+            if index.scoring == SCORING and index.lexical_rules == LEXICAL_RULES and stamp == graph_stamp(view.graph):
+                return index, "index"
     from kg.graph import load  # imports networkx: only on this slow path
 
     return RelatedIndex.from_graph(load(view.graph)), "graph"
 
 
-def write_index(graph: nx.DiGraph, directory: str | os.PathLike[str]) -> Path:
+def write_index(graph: nx.DiGraph[str], directory: str | os.PathLike[str]) -> Path:
     """Write ``DIR/related.idx`` for the graph just saved as ``DIR/graph.json`` (called by `kg build`)."""
     folder = Path(directory)
     return index_of(graph).save(folder / INDEX_FILE, graph_stamp=graph_stamp(folder / GRAPH_FILE))
