@@ -189,8 +189,8 @@ class RelatedIndex:
     posting code), both with their posting codes.
     """
 
-    # The arrays of related.idx in file order: each `Postings` as three (ptr, items, values), then
-    # the rest. These names are the file's; loading and saving map them onto the attributes.
+    # How related.idx names each `Postings`' three arrays (ptr, items, values); `_ARRAYS` is the
+    # order of all its arrays in the file. Loading and saving map these names onto the attributes.
     _POSTINGS = {
         "paper_concepts": ("paper_ptr", "paper_concepts", "paper_codes"),
         "concept_papers": ("concept_ptr", "concept_papers", "concept_codes"),
