@@ -1,7 +1,7 @@
 """Embeddings adapted to the corpus: does contrastive fine-tuning of MiniLM pay on these cores?
 
 Pairs of papers that share a specific concept (not generic in the sense of
-`kg.related_work.explain.generic`, on at most `--max-share` of the papers) are the positives;
+`kg.related_work.explain.is_generic_concept`, on at most `--max-share` of the papers) are the positives;
 the other papers of a batch are the negatives (sentence-transformers'
 MultipleNegativesRankingLoss). The pairs come from the graph alone: the relevance judgments
 of ``bench/related_eval.py`` (author keywords, authors) are never read. The tuned model then
@@ -34,7 +34,7 @@ def pairs_sharing_specific_concepts(index: RelatedIndex, count: int, max_share: 
     concepts = [
         c
         for c in range(len(index.concept_ids))
-        if 2 <= index.concept_ptr[c + 1] - index.concept_ptr[c] <= max_share * papers and not explain.generic(index, c)
+        if 2 <= index.concept_papers.count(c) <= max_share * papers and not explain.is_generic_concept(index, c)
     ]
     rng.shuffle(concepts)
     found: set[tuple[int, int]] = set()
@@ -42,7 +42,7 @@ def pairs_sharing_specific_concepts(index: RelatedIndex, count: int, max_share: 
     while len(found) < count and rounds < 50:
         rounds += 1
         for c in concepts:
-            members = list(index.concept_papers[index.concept_ptr[c] : index.concept_ptr[c + 1]])
+            members = [paper for paper, _ in index.concept_papers.row(c)]
             a, b = rng.sample(members, 2)
             found.add((min(a, b), max(a, b)))
             if len(found) >= count:

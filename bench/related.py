@@ -45,7 +45,7 @@ def pick_queries(graph: str, count: int, seed: int) -> dict[str, list[str]]:
     if source != "index":
         raise SystemExit(f"{graph}/related.idx is missing or stale: `kg related` would load graph.json")
     rng = random.Random(seed)
-    with_concepts = [n for n in range(len(index.paper_ids)) if index.paper_ptr[n + 1] > index.paper_ptr[n]]
+    with_concepts = [n for n in range(len(index.paper_ids)) if index.paper_concepts.count(n)]
     chosen = rng.sample(with_concepts, count * 3)
     queries: dict[str, list[str]] = {"id": [], "exact title": [], "title fragment": [], "--text": []}
     for number in chosen[:count]:

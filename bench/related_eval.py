@@ -167,7 +167,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     venues = [(nodes[pid].get("venue") or "?").split()[0] for pid in ids]
     vectors = embed.load(args.graph, ids)
     print(f"graph {args.graph}: {len(ids):,} papers, {len(index.concept_ids):,} concepts, "
-          f"{len(index.concept_papers):,} paper–concept postings (broader included); embeddings: "
+          f"{len(index.concept_papers.items):,} paper–concept postings (broader included); embeddings: "
           f"{'yes' if vectors is not None else 'none (build with --embed)'}; loaded in {time.perf_counter() - started:.1f} s")
 
     by_label: dict[str, set[int]] = defaultdict(set)

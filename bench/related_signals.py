@@ -89,13 +89,12 @@ def main() -> int:
     if vectors is None:
         raise SystemExit(f"{args.graph}: no embeddings (build with --embed)")
     vectors = np.asarray(vectors)
-    share = np.diff(np.asarray(index.concept_ptr)) / n
+    share = np.diff(np.asarray(index.concept_papers.ptr)) / n
     # Soft concepts: each paper's bag of label words, BM25-weighted, as (papers × words) rows.
     label_words = [lexical.words(label) for label in index.concept_labels]
     documents = []
     for p in range(n):
-        start, end = index.paper_ptr[p], index.paper_ptr[p + 1]
-        own = [c for c, code in zip(index.paper_concepts[start:end], index.paper_codes[start:end], strict=True) if not code & 2]
+        own = [c for c, code in index.paper_concepts.row(p) if not code & 2]
         documents.append(" ".join(" ".join(label_words[c]) for c in own))
     vocabulary, rows, idfs = lexical.postings(documents)
     soft = np.zeros((n, len(vocabulary)), dtype=np.float32)
@@ -134,11 +133,12 @@ def main() -> int:
         weights[best] = scaled(concepts)[best]
         paper_concepts = np.zeros((len(index.concept_ids),))
         for p in best:
-            for i in range(index.paper_ptr[p], index.paper_ptr[p + 1]):
-                paper_concepts[index.paper_concepts[i]] += weights[p]
+            for c, _ in index.paper_concepts.row(p):
+                paper_concepts[c] += weights[p]
         walk = np.zeros(n)
         for c in np.flatnonzero(paper_concepts):
-            walk[np.asarray(index.concept_papers[index.concept_ptr[c] : index.concept_ptr[c + 1]])] += paper_concepts[c]
+            start, end = index.concept_papers.bounds(c)
+            walk[np.asarray(index.concept_papers.items[start:end])] += paper_concepts[c]
         out["walk, concepts"] = walk
         out["walk, similarity links"] = knn @ scaled(concepts)
         out["soft concepts"] = soft @ (soft[q] > 0).astype(np.float32)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from kg.builder import OUTPUT_FILES, build
+from kg.builder import OUTPUT_FILES, BuildOptions, build
 
 KG = [sys.executable, "-m", "kg"]
 EPOCH = "1700000000"
@@ -62,7 +62,7 @@ def references(seeds: Path, tmp_path_factory) -> dict:
     os.environ["SOURCE_DATE_EPOCH"] = EPOCH
     try:
         for key, corpus in corpora.items():
-            build([str(corpus)], root / key, recognizer=None)
+            build([str(corpus)], root / key, BuildOptions(recognizer=None))
             hashes[key] = visible(root / key)
     finally:
         if saved is None:

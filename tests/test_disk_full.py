@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from kg.builder import OUTPUT_FILES, build
+from kg.builder import OUTPUT_FILES, BuildOptions, build
 from kg.errors import ExitCode, OutputError
 from kg.generations import KG_DIR, current_generation
 
@@ -50,7 +50,7 @@ def write(path: Path, records: list[dict]) -> str:
 def test_every_failed_fsync_of_a_rebuild_leaves_the_previous_build(tmp_path, monkeypatch) -> None:
     """Simulated: the Nth fsync of a file in a rebuild fails with ENOSPC, for every N the build makes."""
     out = tmp_path / "out"
-    build([write(tmp_path / "a.jsonl", PAPERS)], out, recognizer=None)
+    build([write(tmp_path / "a.jsonl", PAPERS)], out, BuildOptions(recognizer=None))
     shown, generation = visible(out), current_generation(out)
     source = write(tmp_path / "b.jsonl", MORE)
     real_fsync = os.fsync
@@ -69,7 +69,7 @@ def test_every_failed_fsync_of_a_rebuild_leaves_the_previous_build(tmp_path, mon
     for fail_at in range(1, 200):
         calls.update(n=0, fail_at=fail_at)
         try:
-            build([source], out, recognizer=None, no_cache=True)
+            build([source], out, BuildOptions(recognizer=None, no_cache=True))
         except OutputError as error:
             failed += 1
             assert error.exit_code == ExitCode.OUTPUT_ERROR and "No space left on device" in error.message and "\n" not in error.message
@@ -90,7 +90,7 @@ def kg(*args: str) -> subprocess.CompletedProcess:
 def warm_cache(seeds, tmp_path_factory) -> Path:
     """An extraction cache holding the seeds, outside the small disks."""
     folder = tmp_path_factory.mktemp("disk-full")
-    build([str(seeds)], folder / "out", cache_dir=folder / "cache")
+    build([str(seeds)], folder / "out", BuildOptions(cache_dir=folder / "cache"))
     return folder / "cache"
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from kg.builder import OUTPUT_FILES, build
+from kg.builder import OUTPUT_FILES, BuildOptions, build
 from kg.cli import main
 from kg.errors import ExitCode, OutputError
 from kg.extract.cache import CACHE_FILE
@@ -61,7 +61,7 @@ def corpora(tmp_path):
 
 def test_layout_stable_links_one_pointer_named_by_content(tmp_path, corpora, private_cache):
     out = tmp_path / "out"
-    build([corpora[0]], out, recognizer=None)
+    build([corpora[0]], out, BuildOptions(recognizer=None))
     for name in OUTPUT_FILES:
         assert os.readlink(out / name) == f".kg/current/{name}", name
     generation = current_generation(out)
@@ -77,15 +77,15 @@ def test_layout_stable_links_one_pointer_named_by_content(tmp_path, corpora, pri
 def test_a_rebuild_switches_and_keeps_only_the_previous_generation(tmp_path, corpora):
     a, b = corpora
     out, ref_a, ref_b = tmp_path / "out", tmp_path / "ref-a", tmp_path / "ref-b"
-    build([a], ref_a, recognizer=None)
-    build([b], ref_b, recognizer=None)
-    build([a], out, recognizer=None)
+    build([a], ref_a, BuildOptions(recognizer=None))
+    build([b], ref_b, BuildOptions(recognizer=None))
+    build([a], out, BuildOptions(recognizer=None))
     first = current_generation(out)
-    build([b], out, recognizer=None)
+    build([b], out, BuildOptions(recognizer=None))
     second = current_generation(out)
     assert visible(out) == visible(ref_b) and second != first
     assert kg_entries(out) == sorted(["current", first, second, "lock"])  # the replaced one stays
-    build([a], out, recognizer=None)
+    build([a], out, BuildOptions(recognizer=None))
     assert visible(out) == visible(ref_a)
     assert kg_entries(out) == sorted(["current", current_generation(out), second, "lock"])  # first removed
     # The content is that of a build into a fresh folder: only the folder layout differs.
@@ -97,8 +97,8 @@ def test_every_step_of_a_build_shows_readers_one_whole_build(tmp_path, corpora, 
     out/ shows all of the previous build or all of the new one."""
     a, b = corpora
     out, ref_b = tmp_path / "out", tmp_path / "ref-b"
-    build([b], ref_b, recognizer=None)
-    build([a], out, recognizer=None)
+    build([b], ref_b, BuildOptions(recognizer=None))
+    build([a], out, BuildOptions(recognizer=None))
     old, new = visible(out), visible(ref_b)
     seen, real_replace = [], os.replace
 
@@ -107,7 +107,7 @@ def test_every_step_of_a_build_shows_readers_one_whole_build(tmp_path, corpora, 
         seen.append(visible(out))
 
     monkeypatch.setattr(os, "replace", replace_and_look)
-    build([b], out, recognizer=None)
+    build([b], out, BuildOptions(recognizer=None))
     assert len(seen) > len(OUTPUT_FILES)  # every file's atomic write, then the switch
     assert all(state in (old, new) for state in seen)
     # One switch: the old build until it, the new one from it on (the store written after the
@@ -119,8 +119,8 @@ def test_every_step_of_a_build_shows_readers_one_whole_build(tmp_path, corpora, 
 def test_an_older_kg_output_folder_is_migrated_without_a_mixed_moment(tmp_path, corpora, monkeypatch):
     a, b = corpora
     legacy, ref_b = tmp_path / "legacy", tmp_path / "ref-b"
-    build([a], tmp_path / "ref-a", recognizer=None)
-    build([b], ref_b, recognizer=None)
+    build([a], tmp_path / "ref-a", BuildOptions(recognizer=None))
+    build([b], ref_b, BuildOptions(recognizer=None))
     legacy.mkdir()
     for name in OUTPUT_FILES:  # what an older kg left: plain files, no .kg
         (legacy / name).write_bytes((tmp_path / "ref-a" / name).read_bytes())
@@ -132,7 +132,7 @@ def test_an_older_kg_output_folder_is_migrated_without_a_mixed_moment(tmp_path, 
         seen.append(visible(legacy))
 
     monkeypatch.setattr(os, "replace", replace_and_look)
-    build([b], legacy, recognizer=None)
+    build([b], legacy, BuildOptions(recognizer=None))
     assert all(state in (old, new) for state in seen) and seen[-1] == new
     assert all(os.readlink(legacy / name) == f".kg/current/{name}" for name in OUTPUT_FILES)
     adopted = [n for n in kg_entries(legacy) if n.startswith("gen-") and n != current_generation(legacy)]
@@ -146,8 +146,8 @@ def test_readers_read_every_file_from_the_generation_they_resolved(tmp_path, cor
 
     a, b = corpora
     out = tmp_path / "out"
-    build([a], out, recognizer=None)
-    build([b], out, recognizer=None)  # two generations on disk: current (b) and previous (a)
+    build([a], out, BuildOptions(recognizer=None))
+    build([b], out, BuildOptions(recognizer=None))  # two generations on disk: current (b) and previous (a)
     current = current_generation(out)
     previous = next(n for n in kg_entries(out) if n.startswith("gen-") and n != current)
     real_load = rel.RelatedIndex.load
@@ -165,7 +165,7 @@ def test_readers_read_every_file_from_the_generation_they_resolved(tmp_path, cor
 
 def test_a_generation_folder_named_directly_keeps_its_caches_in_the_output_folder(tmp_path, corpora):
     out = tmp_path / "out"
-    build([corpora[0]], out, recognizer=None)
+    build([corpora[0]], out, BuildOptions(recognizer=None))
     generation = out / KG_DIR / current_generation(out)
     assert resolve(generation) == resolve(out) == resolve(out / "graph.json") == resolve(out / KG_DIR / "current")
     assert resolve(out).root == out and resolve(out).graph == generation / "graph.json"
@@ -179,7 +179,7 @@ def test_sparql_store_cache_lives_outside_generations(tmp_path, corpora):
     from kg.rdf.store import STORE_DIR, open_store
 
     out = tmp_path / "out"
-    build([corpora[0]], out, recognizer=None)
+    build([corpora[0]], out, BuildOptions(recognizer=None))
     open_store(out)
     assert (out / STORE_DIR).is_dir()
     assert not any(STORE_DIR in n for n in os.listdir(out / KG_DIR / current_generation(out)))
@@ -189,7 +189,7 @@ def test_sparql_store_cache_lives_outside_generations(tmp_path, corpora):
 
 def test_a_second_build_fails_at_once_while_the_folder_is_locked(tmp_path, corpora, capsys):
     out = tmp_path / "out"
-    build([corpora[0]], out, recognizer=None)
+    build([corpora[0]], out, BuildOptions(recognizer=None))
     before = visible(out)
     with OutputLock(out):  # as a running build holds it
         status = main(["build", corpora[1], "-o", str(out), "--quiet", "--model", "none"])
@@ -206,7 +206,7 @@ def test_a_second_build_fails_at_once_while_the_folder_is_locked(tmp_path, corpo
 def test_the_next_build_removes_what_killed_builds_left(tmp_path, corpora):
     a, b = corpora
     out = tmp_path / "out"
-    build([a], out, recognizer=None)
+    build([a], out, BuildOptions(recognizer=None))
     state = out / KG_DIR
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
     dead_pid = int(dead.stdout)  # a process that has ended
@@ -229,7 +229,7 @@ def test_the_next_build_removes_what_killed_builds_left(tmp_path, corpora):
     unrelated = out / ".notes.abcdefgh.tmp"  # not a name kg writes, no pid: not ours to remove
     unrelated.write_text("mine", encoding="utf-8")
     previous = current_generation(out)
-    build([b], out, recognizer=None)
+    build([b], out, BuildOptions(recognizer=None))
     assert [p for p in stale if os.path.lexists(p)] == []
     assert live.exists() and unrelated.exists()
     assert kg_entries(out) == sorted(["current", current_generation(out), previous, "lock"])
@@ -238,18 +238,18 @@ def test_the_next_build_removes_what_killed_builds_left(tmp_path, corpora):
 def test_kg_html_over_the_link_writes_a_page_and_the_next_build_links_it_again(tmp_path, corpora, capsys):
     a, b = corpora
     out = tmp_path / "out"
-    build([a], out, recognizer=None)
+    build([a], out, BuildOptions(recognizer=None))
     generation_page = (out / KG_DIR / current_generation(out) / "graph.html").read_bytes()
     assert main(["html", "--graph", str(out), "--min-papers", "2"]) == 0
     assert not (out / "graph.html").is_symlink()  # a page of its own; the generation is untouched
     assert (out / KG_DIR / current_generation(out) / "graph.html").read_bytes() == generation_page
-    build([b], out, recognizer=None)
+    build([b], out, BuildOptions(recognizer=None))
     assert os.readlink(out / "graph.html") == ".kg/current/graph.html"
 
 
 def test_a_folder_where_an_output_link_goes_is_one_error_and_changes_nothing(tmp_path, corpora, capsys):
     out = tmp_path / "out"
-    build([corpora[0]], out, recognizer=None)
+    build([corpora[0]], out, BuildOptions(recognizer=None))
     before = visible(out)
     (out / "graph.ttl").unlink()
     (out / "graph.ttl").mkdir()  # someone's folder where the Turtle link was

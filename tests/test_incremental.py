@@ -12,7 +12,7 @@ from pathlib import Path
 import pyoxigraph as ox
 import pytest
 
-from kg.builder import build
+from kg.builder import BuildOptions, build
 from kg.generations import current_folder
 from kg.ingest import read_corpus
 from kg.rdf.fragments import FragmentIndex, index_path
@@ -60,9 +60,9 @@ def test_rebuild_equals_a_build_from_scratch(seed_records, tmp_path, pinned_time
     first = seed_records[:30]
     second = {"add-remove-edit": _changed_corpus(seed_records), "only-add": seed_records[:33], "unchanged": first}[change]
     cache = tmp_path / "cache"  # shared: extraction is the same either way, and only runs once
-    build([str(_write(tmp_path / "first.jsonl", first))], tmp_path / "out", cache_dir=cache)
-    again = build([str(_write(tmp_path / "second.jsonl", second))], tmp_path / "out", cache_dir=cache)
-    fresh = build([str(tmp_path / "second.jsonl")], tmp_path / "fresh", cache_dir=cache, no_cache=False)
+    build([str(_write(tmp_path / "first.jsonl", first))], tmp_path / "out", BuildOptions(cache_dir=cache))
+    again = build([str(_write(tmp_path / "second.jsonl", second))], tmp_path / "out", BuildOptions(cache_dir=cache))
+    fresh = build([str(tmp_path / "second.jsonl")], tmp_path / "fresh", BuildOptions(cache_dir=cache, no_cache=False))
     # the fresh build had no previous build to reuse
     assert fresh.reused == 0 and fresh.store == "loaded"
     assert again.reused > 0
@@ -86,12 +86,12 @@ def _damage(turtle: Path, fragments: list[int]) -> None:
 @pytest.mark.parametrize("damaged", ["one", "all"])
 def test_a_damaged_fragment_is_made_again(seed_records, tmp_path, pinned_time, damaged):
     cache = tmp_path / "cache"
-    build([str(_write(tmp_path / "a.jsonl", seed_records[:20]))], tmp_path / "out", cache_dir=cache)
+    build([str(_write(tmp_path / "a.jsonl", seed_records[:20]))], tmp_path / "out", BuildOptions(cache_dir=cache))
     turtle = current_folder(tmp_path / "out") / "graph.ttl"
     count = len(FragmentIndex.load(index_path(turtle)))
     _damage(turtle, [count // 2] if damaged == "one" else list(range(count)))
-    again = build([str(_write(tmp_path / "b.jsonl", seed_records[1:21]))], tmp_path / "out", cache_dir=cache)
-    build([str(tmp_path / "b.jsonl")], tmp_path / "fresh", cache_dir=cache)
+    again = build([str(_write(tmp_path / "b.jsonl", seed_records[1:21]))], tmp_path / "out", BuildOptions(cache_dir=cache))
+    build([str(tmp_path / "b.jsonl")], tmp_path / "fresh", BuildOptions(cache_dir=cache))
     assert _files(tmp_path / "out") == _files(tmp_path / "fresh")
     assert _store_rows(tmp_path / "out") == _store_rows(tmp_path / "fresh")
     if damaged == "one":
@@ -102,8 +102,8 @@ def test_a_damaged_fragment_is_made_again(seed_records, tmp_path, pinned_time, d
 
 def test_no_cache_reuses_nothing(seed_records, tmp_path, pinned_time):
     corpus = _write(tmp_path / "a.jsonl", seed_records[:10])
-    build([str(corpus)], tmp_path / "out", cache_dir=tmp_path / "cache")
-    again = build([str(corpus)], tmp_path / "out", no_cache=True)
+    build([str(corpus)], tmp_path / "out", BuildOptions(cache_dir=tmp_path / "cache"))
+    again = build([str(corpus)], tmp_path / "out", BuildOptions(no_cache=True))
     assert again.reused == 0 and again.extracted == 10
 
 
@@ -221,16 +221,16 @@ def test_the_store_is_reloaded_when_much_changed_or_it_holds_another_build(seed_
     from kg.rdf.store import open_store
 
     cache = tmp_path / "cache"
-    build([str(_write(tmp_path / "a.jsonl", seed_records[:10]))], tmp_path / "out", cache_dir=cache)
+    build([str(_write(tmp_path / "a.jsonl", seed_records[:10]))], tmp_path / "out", BuildOptions(cache_dir=cache))
     # most fragments change: one bulk load is cheaper than the diff
-    much = build([str(_write(tmp_path / "b.jsonl", seed_records[10:30]))], tmp_path / "out", cache_dir=cache)
+    much = build([str(_write(tmp_path / "b.jsonl", seed_records[10:30]))], tmp_path / "out", BuildOptions(cache_dir=cache))
     assert much.store == "loaded"
     # a store rebuilt under another base (kg sparql --base …) no longer holds the previous build
     store = open_store(tmp_path / "out", base="https://example.org/other/")
     del store  # closed: the build needs the store folder to itself
-    other = build([str(_write(tmp_path / "c.jsonl", seed_records[10:31]))], tmp_path / "out", cache_dir=cache)
+    other = build([str(_write(tmp_path / "c.jsonl", seed_records[10:31]))], tmp_path / "out", BuildOptions(cache_dir=cache))
     assert other.store == "loaded"
-    fresh = build([str(tmp_path / "c.jsonl")], tmp_path / "fresh", cache_dir=cache)
+    fresh = build([str(tmp_path / "c.jsonl")], tmp_path / "fresh", BuildOptions(cache_dir=cache))
     assert _store_rows(tmp_path / "out") == _store_rows(tmp_path / "fresh") and fresh.store == "loaded"
 
 
@@ -239,11 +239,11 @@ def test_a_failed_store_update_falls_back_to_a_reload(seed_records, tmp_path, pi
     from kg.rdf.fragments import FragmentDiff
 
     cache = tmp_path / "cache"
-    build([str(_write(tmp_path / "a.jsonl", seed_records[:20]))], tmp_path / "out", cache_dir=cache)
+    build([str(_write(tmp_path / "a.jsonl", seed_records[:20]))], tmp_path / "out", BuildOptions(cache_dir=cache))
     monkeypatch.setattr(kg.rdf.store, "changed_fragments", lambda old, new: FragmentDiff(b"not turtle <", b"", 1, 100))
-    again = build([str(_write(tmp_path / "b.jsonl", seed_records[:21]))], tmp_path / "out", cache_dir=cache)
+    again = build([str(_write(tmp_path / "b.jsonl", seed_records[:21]))], tmp_path / "out", BuildOptions(cache_dir=cache))
     assert again.store == "loaded"
-    build([str(tmp_path / "b.jsonl")], tmp_path / "fresh", cache_dir=cache)
+    build([str(tmp_path / "b.jsonl")], tmp_path / "fresh", BuildOptions(cache_dir=cache))
     assert _store_rows(tmp_path / "out") == _store_rows(tmp_path / "fresh")
     assert not list((tmp_path / "out").glob(".graph.oxigraph.*"))  # the failed copy is gone
 
@@ -272,18 +272,18 @@ def test_updates_piling_up_compact_the_store(seed_records, tmp_path, pinned_time
     monkeypatch.setattr(kg_store, "COMPACT_AFTER_UPDATES", 2)
     monkeypatch.setattr(kg_store, "COMPACT_AFTER_SHARE", 1.0)
     cache, out = tmp_path / "cache", tmp_path / "out"
-    build([str(_write(tmp_path / "0.jsonl", seed_records[:30]))], out, cache_dir=cache)
+    build([str(_write(tmp_path / "0.jsonl", seed_records[:30]))], out, BuildOptions(cache_dir=cache))
     hows = []
     for step in range(1, 4):  # one more paper each time: a small change, so the store is updated
         corpus = _write(tmp_path / f"{step}.jsonl", seed_records[: 30 + step])
-        hows.append(build([str(corpus)], out, cache_dir=cache).store)
+        hows.append(build([str(corpus)], out, BuildOptions(cache_dir=cache)).store)
         churn = json.loads((out / kg_store.STORE_DIR / kg_store.CHURN_FILE).read_text(encoding="utf-8"))
         assert churn["updates"] == (0 if hows[-1] == "updated and compacted" else step % 2), (hows, churn)
     assert hows == ["updated", "updated and compacted", "updated"]
-    build([str(tmp_path / "3.jsonl")], tmp_path / "fresh", cache_dir=cache)
+    build([str(tmp_path / "3.jsonl")], tmp_path / "fresh", BuildOptions(cache_dir=cache))
     assert _store_rows(out) == _store_rows(tmp_path / "fresh")
 
     monkeypatch.setattr(kg_store, "COMPACT_AFTER_UPDATES", 100)
     monkeypatch.setattr(kg_store, "COMPACT_AFTER_SHARE", 0.0)  # any churn at all passes the share
     corpus = _write(tmp_path / "4.jsonl", seed_records[:34])
-    assert build([str(corpus)], out, cache_dir=cache).store == "updated and compacted"
+    assert build([str(corpus)], out, BuildOptions(cache_dir=cache)).store == "updated and compacted"

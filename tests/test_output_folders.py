@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kg.builder import build
+from kg.builder import BuildOptions, build
 from kg.cli import main
 from kg.errors import ExitCode, OutputsSkipped, UserFileSetAside
 from kg.generations import KG_DIR, current_generation
@@ -36,7 +36,7 @@ def test_an_output_folder_inside_dot_kg_is_refused(tmp_path, capsys, inside: str
     """`-o out/.kg/current` was accepted and rewired the current generation (5 papers shown instead of 38)."""
     source = write_corpus(tmp_path / "in")
     out = tmp_path / "out"
-    build([str(source)], out, recognizer=None)
+    build([str(source)], out, BuildOptions(recognizer=None))
     before = current_generation(out)
     code = main(["build", str(source), "-o", str(out / inside), "--model", "none"])
     assert code == ExitCode.OUTPUT_ERROR
@@ -49,9 +49,9 @@ def test_an_output_folder_inside_an_input_folder_is_not_read_back(tmp_path) -> N
     """`-o input/out` made the next build read its own outputs ("concepts.jsonl:1: no abstract")."""
     source = write_corpus(tmp_path / "input")
     out = source / "out"
-    build([str(source)], out, recognizer=None)
+    build([str(source)], out, BuildOptions(recognizer=None))
     with pytest.warns(OutputsSkipped, match=r"input/out/ is a kg output folder; its files are not read as input"):
-        summary = build([str(source)], out, recognizer=None)
+        summary = build([str(source)], out, BuildOptions(recognizer=None))
     assert summary.papers == 2 and not summary.skipped
 
 
@@ -66,7 +66,7 @@ def test_building_into_the_input_folder_itself_is_refused(tmp_path, capsys) -> N
 
 def test_an_older_build_inside_the_input_folder_is_skipped_with_a_warning(tmp_path, capsys) -> None:
     source = write_corpus(tmp_path / "input")
-    build([str(source)], source / "old", recognizer=None)
+    build([str(source)], source / "old", BuildOptions(recognizer=None))
     code = main(["build", str(source), "-o", str(tmp_path / "new"), "--model", "none"])
     assert code == 0
     captured = capsys.readouterr()
@@ -78,11 +78,11 @@ def test_a_file_kg_did_not_write_is_set_aside_not_deleted(tmp_path) -> None:
     """A user's own plain out/graph.html was replaced with no warning."""
     source = write_corpus(tmp_path / "in")
     out = tmp_path / "out"
-    build([str(source)], out, recognizer=None)
+    build([str(source)], out, BuildOptions(recognizer=None))
     (out / "graph.html").unlink()
     (out / "graph.html").write_text("<p>my own page</p>", encoding="utf-8")
     with pytest.warns(UserFileSetAside, match=r"graph\.html was not written by kg; renamed it graph\.html\.user-"):
-        build([str(source)], out, recognizer=None)
+        build([str(source)], out, BuildOptions(recognizer=None))
     kept = list(out.glob("graph.html.user-*"))
     assert len(kept) == 1 and kept[0].read_text(encoding="utf-8") == "<p>my own page</p>"
     assert (out / "graph.html").is_symlink() and "my own page" not in (out / "graph.html").read_text(encoding="utf-8")
@@ -95,7 +95,7 @@ def test_a_fresh_folder_with_a_users_files_keeps_them(tmp_path) -> None:
     out.mkdir()
     (out / "papers.jsonl").write_text("my notes\n", encoding="utf-8")
     with pytest.warns(UserFileSetAside):
-        build([str(source)], out, recognizer=None)
+        build([str(source)], out, BuildOptions(recognizer=None))
     assert [p.read_text(encoding="utf-8") for p in out.glob("papers.jsonl.user-*")] == ["my notes\n"]
     assert (out / KG_DIR).is_dir()
 
@@ -105,7 +105,7 @@ def test_kg_html_and_export_never_write_into_a_build(tmp_path, capsys, command: 
     """`kg html -o out/.kg/current/graph.html` rewrote the published build's own page."""
     source = write_corpus(tmp_path / "in")
     out = tmp_path / "out"
-    build([str(source)], out, recognizer=None)
+    build([str(source)], out, BuildOptions(recognizer=None))
     before = {p.name: p.read_bytes() for p in (out / ".kg" / "current").iterdir()}
     code = main([command[0], "--graph", str(out), command[1], command[2].replace("{out}", str(out))])
     assert code == ExitCode.OUTPUT_ERROR
@@ -123,11 +123,11 @@ def test_a_file_or_folder_where_the_store_goes_is_set_aside(tmp_path) -> None:
     out.mkdir()
     (out / STORE_DIR).write_text("my notes\n", encoding="utf-8")
     with pytest.warns(UserFileSetAside, match="graph.oxigraph was not written by kg"):
-        build([str(source)], out, recognizer=None)
+        build([str(source)], out, BuildOptions(recognizer=None))
     assert [p.read_text(encoding="utf-8") for p in out.glob(f"{STORE_DIR}.user-*")] == ["my notes\n"]
     nested = tmp_path / "w1"
-    build([str(source)], nested / STORE_DIR, recognizer=None)
+    build([str(source)], nested / STORE_DIR, BuildOptions(recognizer=None))
     with pytest.warns(UserFileSetAside):
-        build([str(source)], nested, recognizer=None)
+        build([str(source)], nested, BuildOptions(recognizer=None))
     kept = list(nested.glob(f"{STORE_DIR}.user-*"))
     assert len(kept) == 1 and (kept[0] / "graph.json").exists()

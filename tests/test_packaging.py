@@ -1,41 +1,67 @@
-"""The installed package must carry every subpackage and data file, not only the editable checkout."""
+"""The installed package must carry every subpackage and data file, not only the editable checkout:
+a wheel is built from the source tree (no registry: the installed setuptools builds it) and read."""
 
-import tomllib
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "src" / "kg"
+SCHEMAS = ROOT / "schemas"  # shipped as kg.schemas
 
 
-def test_every_subpackage_is_listed_in_pyproject():
-    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
-    on_disk = {
-        ".".join(path.parent.relative_to(ROOT / "src").parts)
-        for path in (ROOT / "src").rglob("__init__.py")
+def _files(folder: Path) -> set[str]:
+    """Every file below `folder` that a checkout holds (not what running Python leaves there)."""
+    return {
+        path.relative_to(folder).as_posix()
+        for path in folder.rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc"
     }
-    on_disk.add("kg.schemas")  # mapped from the top-level schemas/ folder
-    assert set(config["packages"]) == on_disk
-    assert config["package-dir"]["kg.schemas"] == "schemas"
 
 
-def test_package_data_carries_every_file_of_the_shipped_recognizer():
-    import fnmatch
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> zipfile.ZipFile:
+    """A wheel built from a copy of the tree (building writes build/ and egg-info where it runs)."""
+    work = tmp_path_factory.mktemp("packaging")
+    source = work / "source"
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
+    for name in ("src", "schemas"):
+        shutil.copytree(ROOT / name, source / name, ignore=ignore)
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, source / name)
+    built = subprocess.run(
+        [sys.executable, "-c", "import sys; from setuptools import build_meta; print(build_meta.build_wheel(sys.argv[1]))", str(work / "dist")],
+        cwd=source, capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONWARNINGS": "ignore"},
+    )  # fmt: skip
+    assert built.returncode == 0, built.stderr[-3000:]
+    with zipfile.ZipFile(work / "dist" / built.stdout.split()[-1]) as archive:
+        yield archive
 
-    patterns = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["kg"]
-    model = ROOT / "src" / "kg" / "models" / "recognizer"
-    files = [p.relative_to(ROOT / "src" / "kg").as_posix() for p in model.rglob("*") if p.is_file()]
-    assert "models/recognizer/meta.json" in files and "models/recognizer/model-card.md" in files
-    missing = [f for f in files if not any(fnmatch.fnmatch(f, pattern) and f.count("/") == pattern.count("/") for pattern in patterns)]
-    assert missing == []
-    assert sum((model / f.removeprefix("models/recognizer/")).stat().st_size for f in files) <= 20_000_000  # ≤ 20 MB
+
+def test_the_wheel_holds_every_subpackage(wheel):
+    on_disk = {".".join(("kg", *path.parent.relative_to(PACKAGE).parts)) for path in PACKAGE.rglob("__init__.py")}
+    assert {"kg", "kg.cli", "kg.related_work"} <= on_disk
+    shipped = {name.removesuffix("/__init__.py").replace("/", ".") for name in wheel.namelist() if name.endswith("/__init__.py")}
+    assert shipped == on_disk | {"kg.schemas"}
 
 
-def test_package_data_carries_the_shipped_embedding_model():
-    import fnmatch
+def test_the_wheel_holds_every_file_of_the_package_and_the_schemas_and_nothing_else(wheel):
+    expected = {f"kg/{name}" for name in _files(PACKAGE)} | {f"kg/schemas/{name}" for name in _files(SCHEMAS)}
+    assert {"kg/py.typed", "kg/assets/graph.js", "kg/models/recognizer/meta.json", "kg/schemas/shapes.ttl", "kg/schemas/vocab/methods.tsv"} <= expected
+    shipped = {name for name in wheel.namelist() if not name.startswith("kg-0.1.0.dist-info/")}
+    assert shipped == expected
 
-    patterns = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["kg"]
-    model = ROOT / "src" / "kg" / "models" / "minilm"
-    files = sorted(p.relative_to(ROOT / "src" / "kg").as_posix() for p in model.rglob("*") if p.is_file())
-    assert {"models/minilm/model-int8.onnx", "models/minilm/tokenizer.json", "models/minilm/README.md"} <= set(files)
-    missing = [f for f in files if not any(fnmatch.fnmatch(f, pattern) and f.count("/") == pattern.count("/") for pattern in patterns)]
-    assert missing == []
-    assert sum((model / f.removeprefix("models/minilm/")).stat().st_size for f in files) <= 25_000_000  # ≤ 25 MB
+
+def test_the_shipped_models_stay_small(wheel):
+    sizes = {"recognizer": 0, "minilm": 0}
+    for info in wheel.infolist():
+        parts = info.filename.split("/")
+        if parts[:2] == ["kg", "models"] and parts[2] in sizes:
+            sizes[parts[2]] += info.file_size
+    assert 0 < sizes["recognizer"] <= 20_000_000  # ≤ 20 MB
+    assert 0 < sizes["minilm"] <= 25_000_000  # ≤ 25 MB

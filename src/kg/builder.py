@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 from kg.errors import OutputError
 from kg.generations import Generation, OutputLock, check_names, clean_stale, current_folder, unlink_missing
@@ -28,9 +28,12 @@ from kg.util.memory import release_memory
 from kg.util.stages import StageClock
 
 if TYPE_CHECKING:
+    from kg.extract.cache_location import CacheLocation
     from kg.extract.runner import ExtractionStats
     from kg.ingest.sources import Format
+    from kg.model import Corpus
     from kg.rdf.fragments import TurtleWritten
+    from kg.rdf.store import StoreWritten
 
 PAPERS_FILE = "papers.jsonl"
 ENTITIES_FILE = "entities.jsonl"
@@ -61,7 +64,7 @@ class BuildSummary:
     outputs: tuple[str, ...] = ()
 
 
-def write_jsonl(path: str | os.PathLike[str], records: Sequence[dict]) -> None:
+def write_jsonl(path: str | os.PathLike[str], records: Sequence[dict[str, Any]]) -> None:
     with atomic_open(path) as handle:
         for record in records:
             handle.write(json.dumps(record, ensure_ascii=False, sort_keys=True))
@@ -115,116 +118,156 @@ def _created() -> str:
     return moment.replace(microsecond=0).isoformat()
 
 
+@dataclass(frozen=True)
+class BuildOptions:
+    """How `build` runs: what `kg build`'s options choose. Every default is the command's."""
+
+    format: Format | None = None  # read every input as this format (None: by extension, else by content; `kg.ingest.read_corpus`)
+    skip_invalid: bool = False  # go on past invalid records (the summary lists them) instead of refusing the input
+    workers: int | None = None  # spaCy processes (None: `kg.extract.runner.default_workers`)
+    dask_address: str | None = None  # extract on this Dask scheduler instead ("local" starts a LocalCluster)
+    cache_dir: str | os.PathLike[str] | None = None  # the extraction cache (None: KG_CACHE_DIR, else the user cache folder; `kg.extract.cache_location`)
+    no_cache: bool = False  # neither read nor write a cache, and make every Turtle fragment and the store anew
+    recognizer: str | None = DEFAULT_RECOGNIZER  # the trained recognizer's folder (None: rules alone; `kg.extract.pipeline.check_recognizer`)
+    min_score: float | None = None  # drop mentions scored below this (None: the threshold chosen on kg's gold dev set; 0: keep all)
+    embed: bool = False  # also embed every paper, for semantic neighbours (`kg.related_work.embed`; needs the embed extra)
+    embedder: str | None = None  # what embeds with `embed` (None: `kg.related_work.embed.DEFAULT_EMBEDDER`)
+
+
 def build(
     inputs: Sequence[str],
     out_dir: str | os.PathLike[str] = "out",
+    options: BuildOptions | None = None,
     *,
-    skip_invalid: bool = False,
     stdin: IO[str] | None = None,
     progress: Progress | None = None,
-    workers: int | None = None,
-    cache_dir: str | os.PathLike[str] | None = None,
-    no_cache: bool = False,
-    dask_address: str | None = None,
-    recognizer: str | None = DEFAULT_RECOGNIZER,
-    embed: bool = False,
-    embedder: str | None = None,
-    min_score: float | None = None,
-    format: Format | None = None,
 ) -> BuildSummary:
-    """Run every stage; `workers` spaCy processes (None: `kg.extract.runner.default_workers`), or a Dask scheduler at `dask_address`
-    ("local" starts a LocalCluster). Extraction results are cached in `cache_dir` (default:
-    ``KG_CACHE_DIR``, else the user cache folder, `kg.extract.cache_location`) unless `no_cache`.
-    `embed` adds sentence embeddings and each paper's semantic neighbours (`kg.related_work.embed`;
-    needs the embed extra), computed by `embedder` (None: `kg.related_work.embed.DEFAULT_EMBEDDER`). Mentions scored
-    below `min_score` are dropped (None: the threshold chosen on kg's gold dev set; 0: keep all).
-    `format` reads every input as that format (`kg.ingest.read_corpus`)."""
+    """Run every stage on `inputs` (files, folders, or ``-`` for `stdin`) as `options` say
+    (None: `kg build`'s defaults), and write ``out_dir``; `progress` is told how each stage goes."""
+    options = options or BuildOptions()
     started = time.perf_counter()
     clock = StageClock(progress)
     out = Path(out_dir)
-    from kg.extract.cache_location import check_cache_dir, resolve_cache_dir
-    from kg.extract.pipeline import check_recognizer
-    from kg.extract.runner import default_workers
-
-    workers = workers if workers is not None else default_workers()
-
-    # Everything that can be found wrong is found before the first output file is replaced:
-    # the output folder, the model, then every input record (ingestion refuses what extraction
-    # could not take: surrogates, over-long abstracts).
-    check_output_dir(out)
-    check_not_an_input(out, inputs)
-    check_names(out, OUTPUT_FILES + EMBED_FILES)
-    check_recognizer(recognizer)  # a bad model folder fails before anything is written
-    cache = resolve_cache_dir(cache_dir, no_cache=no_cache)
-    if cache is not None:
-        check_cache_dir(cache)  # so does a cache folder that cannot be written
-    if embed:
-        from kg.related_work.embed import check_available
-
-        check_available(embedder)  # a missing extra fails before anything is written
+    cache = _check_before_writing(out, inputs, options)
     lock = OutputLock(out)
     if lock.path.exists():
         lock.acquire()  # a second build fails at once, before reading its input
     try:
-        with clock.stage(PROGRESS_STAGE, reports_itself=True):
-            corpus = read_corpus(inputs, skip_invalid=skip_invalid, stdin=stdin, progress=progress, format=format)
-        # The papers are held here alone (not through `corpus`), so they can be let go below.
-        papers, duplicates, skipped = corpus.papers, corpus.duplicates, corpus.skipped
-        del corpus
-        make_output_dir(out)
-        lock.acquire()  # a first build: only now may out/ be written
-        clean_stale(out, OUTPUT_FILES + EMBED_FILES)
-        check_free_space(out, papers)
-        # The build being replaced: its unchanged Turtle fragments are copied, not made again,
-        # and the store is updated from it (unless --no-cache: then everything is made anew).
-        previous = None if no_cache else current_folder(out)
-        with Generation(out) as generation:
-            count = len(papers)
-            written = _write_outputs(
-                papers, generation.folder, cache_dir=None if cache is None else cache.path,
-                workers=workers, dask_address=dask_address, clock=clock, recognizer=recognizer, embed=embed, embedder=embedder,
-                previous=previous, min_score=min_score,
-            )
-            # The mentions and the graph are gone now (only counts came back), and the papers go
-            # too: the store's bulk loader, the build's last big allocation, gets their memory.
-            del papers
-            # The Oxigraph store `kg sparql` and `kg serve` open (outside generations, stamped by
-            # content): updated from the replaced build's, or bulk-loaded from the new graph.ttl,
-            # before the switch, which runs under the store lock once the store is on disk: a
-            # build that fails (a full disk) leaves out/ showing the previous build, store and all.
-            from kg.graph import GRAPH_FILE
-            from kg.rdf.store import STORE_DIR, write_store
-            from kg.rdf.writers import TURTLE_FILE
-
-            with clock.stage("Loading SPARQL store"):
-                release_memory()
-                store = write_store(
-                    None, out, turtle=generation.folder / TURTLE_FILE, graph_file=generation.folder / GRAPH_FILE,
-                    previous_turtle=previous / TURTLE_FILE if previous is not None else None, then=generation.publish,
-                )
-        if not embed:  # an earlier build's embeddings: their links now point at nothing
+        generated = _generate(out, lock, inputs, options, cache=cache, stdin=stdin, clock=clock)
+        if not options.embed:  # an earlier build's embeddings: their links now point at nothing
             unlink_missing(out, EMBED_FILES)
     finally:
         lock.release()
-    extraction_stats, turtle = written.stats, written.turtle
+    return _summary(out, options, generated, clock=clock, seconds=round(time.perf_counter() - started, 3))
+
+
+def _check_before_writing(out: Path, inputs: Sequence[str], options: BuildOptions) -> CacheLocation | None:
+    """Everything that can be found wrong before reading: the output folder, the model, the
+    cache folder and the embed extra (every input record is checked as it is read, before the
+    first output file is replaced: ingestion refuses what extraction could not take). Returns
+    the cache folder to use (None: no cache)."""
+    from kg.extract.cache_location import check_cache_dir, resolve_cache_dir
+    from kg.extract.pipeline import check_recognizer
+
+    check_output_dir(out)
+    check_not_an_input(out, inputs)
+    check_names(out, OUTPUT_FILES + EMBED_FILES)
+    check_recognizer(options.recognizer)  # a bad model folder fails before anything is written
+    cache = resolve_cache_dir(options.cache_dir, no_cache=options.no_cache)
+    if cache is not None:
+        check_cache_dir(cache)  # so does a cache folder that cannot be written
+    if options.embed:
+        from kg.related_work.embed import check_available
+
+        check_available(options.embedder)  # a missing extra fails before anything is written
+    return cache
+
+
+def _read(inputs: Sequence[str], options: BuildOptions, *, stdin: IO[str] | None, clock: StageClock) -> Corpus:
+    with clock.stage(PROGRESS_STAGE, reports_itself=True):
+        return read_corpus(inputs, skip_invalid=options.skip_invalid, stdin=stdin, progress=clock.progress, format=options.format)
+
+
+@dataclass(frozen=True)
+class _Generated:
+    """What the summary needs of a build's generation: counts, not the stages' data."""
+
+    papers: int
+    duplicates: int
+    skipped: tuple[str, ...]
+    written: _Written
+    store: StoreWritten
+
+
+def _generate(
+    out: Path, lock: OutputLock, inputs: Sequence[str], options: BuildOptions, *, cache: CacheLocation | None, stdin: IO[str] | None, clock: StageClock
+) -> _Generated:
+    """Read the inputs, then write every output into a new generation of `out` and bring the
+    SPARQL store up to date, under `lock` (taken once the folder exists). It reads as well as
+    writes so that the papers are held by this frame alone and can be let go before the store's
+    bulk load, the build's last big allocation."""
+    from kg.extract.runner import default_workers
+
+    corpus = _read(inputs, options, stdin=stdin, clock=clock)
+    papers, duplicates, skipped = corpus.papers, corpus.duplicates, corpus.skipped
+    del corpus
+    make_output_dir(out)
+    lock.acquire()  # a first build: only now may out/ be written
+    clean_stale(out, OUTPUT_FILES + EMBED_FILES)
+    check_free_space(out, papers)
+    # The build being replaced: its unchanged Turtle fragments are copied, not made again,
+    # and the store is updated from it (unless --no-cache: then everything is made anew).
+    previous = None if options.no_cache else current_folder(out)
+    workers = options.workers if options.workers is not None else default_workers()
+    with Generation(out) as generation:
+        count = len(papers)
+        written = _write_outputs(papers, generation.folder, options, cache_dir=None if cache is None else cache.path, workers=workers, clock=clock, previous=previous)
+        # The mentions and the graph are gone now (only counts came back), and the papers go
+        # too: the store's bulk loader gets their memory.
+        del papers
+        store = _write_store(out, generation, previous, clock=clock)
+    return _Generated(count, duplicates, skipped, written, store)
+
+
+def _write_store(out: Path, generation: Generation, previous: Path | None, *, clock: StageClock) -> StoreWritten:
+    """The Oxigraph store `kg sparql` and `kg serve` open (outside generations, stamped by
+    content): updated from the replaced build's, or bulk-loaded from the new graph.ttl, before
+    the switch, which runs under the store lock once the store is on disk: a build that fails
+    (a full disk) leaves out/ showing the previous build, store and all."""
+    from kg.graph import GRAPH_FILE
+    from kg.rdf.store import write_store
+    from kg.rdf.writers import TURTLE_FILE
+
+    with clock.stage("Loading SPARQL store"):
+        release_memory()
+        return write_store(
+            None, out, turtle=generation.folder / TURTLE_FILE, graph_file=generation.folder / GRAPH_FILE,
+            previous_turtle=previous / TURTLE_FILE if previous is not None else None, then=generation.publish,
+        )
+
+
+def _summary(out: Path, options: BuildOptions, generated: _Generated, *, clock: StageClock, seconds: float) -> BuildSummary:
+    from kg.rdf.store import STORE_DIR
+
+    written, stats = generated.written, generated.written.stats
     return BuildSummary(
         out_dir=str(out),
-        papers=count,
-        duplicates=duplicates,
-        skipped=skipped,
+        papers=generated.papers,
+        duplicates=generated.duplicates,
+        skipped=generated.skipped,
         concepts_by_type=written.concepts_by_type,
         edges=written.edges,
-        cached=extraction_stats.cached,
-        extracted=extraction_stats.extracted,
+        cached=stats.cached,
+        extracted=stats.extracted,
         embedded=written.embedded,
-        recomputed=extraction_stats.corrupt + written.embeddings_recomputed,
-        seconds=round(time.perf_counter() - started, 3),
+        recomputed=stats.corrupt + written.embeddings_recomputed,
+        seconds=seconds,
         stages=clock.timed(),
         memory=clock.memory_used(),
-        fragments=turtle.fragments,
-        reused=turtle.reused,
-        store=store.how,
-        outputs=tuple(str(out / name) for name in (*OUTPUT_FILES, *(EMBED_FILES if embed else ()), STORE_DIR)),
+        fragments=written.turtle.fragments,
+        reused=written.turtle.reused,
+        store=generated.store.how,
+        outputs=tuple(str(out / name) for name in (*OUTPUT_FILES, *(EMBED_FILES if options.embed else ()), STORE_DIR)),
     )
 
 
@@ -243,35 +286,35 @@ class _Written:
 def _write_outputs(
     papers: Sequence[Paper],
     folder: Path,
+    options: BuildOptions,
     *,
     cache_dir: str | os.PathLike[str] | None,
     workers: int,
-    dask_address: str | None,
     clock: StageClock,
-    recognizer: str | None,
-    embed: bool,
     previous: Path | None,
-    embedder: str | None = None,
-    min_score: float | None = None,
 ) -> _Written:
     """Every stage after reading, each output file written into `folder` (a new generation);
     `previous` is the generation being replaced (None: make everything from scratch). Returns
     counts only, so that the caller holds none of the stages' data once it returns."""
     progress = clock.progress
+    recognizer = options.recognizer
     # Extract (spaCy, per paper) → resolve (corpus-wide concepts) → propagate → graph.
     from kg.concepts.find import entities_record, find_concepts
     from kg.extract.provenance import describe_pipeline
     from kg.graph import build_graph, save
 
-    found = find_concepts(papers, cache_dir=cache_dir, workers=workers, dask_address=dask_address, recognizer=recognizer, clock=clock, min_score=min_score)
+    found = find_concepts(
+        papers, cache_dir=cache_dir, workers=workers, dask_address=options.dask_address, recognizer=recognizer, clock=clock, min_score=options.min_score
+    )
     resolution = found.resolution
-    similar, embedded = [], None
-    if embed:
+    similar: list[tuple[str, str, float]] = []  # (paper id, neighbour id, cosine)
+    embedded = None
+    if options.embed:
         from kg.related_work.embed import EMBED_STAGE, embed_papers, neighbour_links
         from kg.related_work.embed import save as save_embeddings
 
         with clock.stage(EMBED_STAGE, reports_itself=True):
-            embedded = embed_papers(papers, cache_dir=cache_dir, progress=progress, embedder_name=embedder)
+            embedded = embed_papers(papers, cache_dir=cache_dir, progress=progress, embedder_name=options.embedder)
             similar = neighbour_links(embedded)
             # The vectors `kg related` fuses with concept overlap (mapped, not loaded, at query time).
             save_embeddings(embedded, folder)

@@ -119,7 +119,7 @@ def test_a_crash_mid_write_leaves_the_previous_output_intact(monkeypatch, tmp_pa
 
     monkeypatch.setattr(kg.builder.json, "dumps", dumps_then_crash)
     with pytest.raises(KeyboardInterrupt):
-        kg.builder.build([str(corpus_file)], out, skip_invalid=True)
+        kg.builder.build([str(corpus_file)], out, kg.builder.BuildOptions(skip_invalid=True))
     assert (out / "papers.jsonl").read_text(encoding="utf-8") == previous
     # the extraction cache (written before the records, in KG_CACHE_DIR) keeps its work, as after any crash
     assert sorted(os.listdir(out)) == [".kg", "papers.jsonl"]
@@ -147,7 +147,7 @@ def test_a_failure_during_extraction_leaves_every_previous_file(monkeypatch, tmp
 
     monkeypatch.setattr(kg.concepts.find, "run_extraction", fail)
     with pytest.raises(MemoryError):
-        kg.builder.build([str(other)], out, recognizer=None)
+        kg.builder.build([str(other)], out, kg.builder.BuildOptions(recognizer=None))
     assert {name: (out / name).read_bytes() for name in before} == before
     assert sorted(os.listdir(out / ".kg")) == ["current", os.readlink(out / ".kg" / "current"), "lock"]
 

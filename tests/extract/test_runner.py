@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import kg.extract.runner as runner
-from kg.builder import build
+from kg.builder import BuildOptions, build
 from kg.extract.cache import CACHE_FILE
 from kg.ingest import read_corpus
 
@@ -93,8 +93,8 @@ def test_build_is_byte_identical_for_any_workers_and_input_order(seed_papers, tm
     _shuffled_seed_jsonl(seed_papers, a, seed=1)
     _shuffled_seed_jsonl(seed_papers, b, seed=2)
     assert a.read_text() != b.read_text()
-    build([str(a)], tmp_path / "out1", workers=1, no_cache=True)
-    summary = build([str(b)], tmp_path / "out2", workers=2, no_cache=True)
+    build([str(a)], tmp_path / "out1", BuildOptions(workers=1, no_cache=True))
+    summary = build([str(b)], tmp_path / "out2", BuildOptions(workers=2, no_cache=True))
     assert summary.papers == len(seed_papers)
     for name in GRAPH_OUTPUTS:
         assert (tmp_path / "out1" / name).read_bytes() == (tmp_path / "out2" / name).read_bytes(), name
@@ -108,9 +108,9 @@ def test_build_is_byte_identical_for_any_workers_and_input_order(seed_papers, tm
 
 def test_rebuild_uses_cache_and_shared_cache_folder(seeds, seeds_build, session_cache, tmp_path):
     shared = tmp_path / "shared-cache"
-    first = build([str(seeds)], tmp_path / "out1", cache_dir=shared)
+    first = build([str(seeds)], tmp_path / "out1", BuildOptions(cache_dir=shared))
     assert (first.extracted, first.cached) == (38, 0)
-    again = build([str(seeds)], tmp_path / "out2", cache_dir=shared)
+    again = build([str(seeds)], tmp_path / "out2", BuildOptions(cache_dir=shared))
     assert (again.extracted, again.cached) == (0, 38)
     assert (shared / CACHE_FILE).is_file() and not (tmp_path / "out2" / "cache").exists()
     for name in GRAPH_OUTPUTS:

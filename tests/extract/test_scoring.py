@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 
 from kg.extract import scoring
-from kg.extract.scoring import above, features, load_scorer, score_extractions
+from kg.extract.scoring import features, load_scorer, score_extractions, without_mentions_below
 from kg.model import LocalMention, Paper, PaperExtraction
 
 
@@ -47,9 +47,9 @@ def test_scores_replace_fixed_ones_and_the_threshold_drops_below_it() -> None:
     extraction = PaperExtraction("p", (mention("ImageNet", "DATASET", "vocab", vocab="dataset/imagenet"), mention("new framework", "METHOD", "noun_chunk", 13)), ())
     scored = score_extractions([paper], [extraction], load_scorer())[0]
     assert [m.score for m in scored.mentions] != [0.65, 0.65]
-    kept = above([scored], load_scorer().min_score)[0]
+    kept = without_mentions_below([scored], load_scorer().min_score)[0]
     assert [m.text for m in kept.mentions] == ["ImageNet"]
-    assert above([scored], 0)[0] == scored
+    assert without_mentions_below([scored], 0)[0] == scored
     assert score_extractions([paper], [extraction], None) == [extraction]
 
 

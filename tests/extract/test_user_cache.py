@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from kg.builder import build
+from kg.builder import BuildOptions, build
 from kg.errors import CacheError, CacheFolderUnusable, CacheSetAside, CacheUnused, ExitCode
 from kg.extract.cache import CACHE_FILE, TOUCH_SECONDS, ExtractionCache, content_key, holders_lock
 from kg.extract.cache_location import ENV_VAR, CacheLocation, check_cache_dir, default_cache_dir, resolve_cache_dir
@@ -64,7 +64,7 @@ def test_empty_values_count_as_unset_and_relative_ones_follow_the_working_folder
     location = resolve_cache_dir()
     assert location == CacheLocation(Path("rel/cache"), "KG_CACHE_DIR")
     _write(tmp_path / "c.jsonl", CORPUS[:1])
-    assert build(["c.jsonl"], "out", recognizer=None).extracted == 1
+    assert build(["c.jsonl"], "out", BuildOptions(recognizer=None)).extracted == 1
     assert (tmp_path / "rel" / "cache" / CACHE_FILE).is_file()
 
 
@@ -105,9 +105,9 @@ def test_an_unusable_folder_stops_a_build_before_it_writes_anything(monkeypatch,
     monkeypatch.setenv(ENV_VAR, str(tmp_path / "file"))
     corpus = _write(tmp_path / "c.jsonl", CORPUS[:1])
     with pytest.raises(CacheFolderUnusable):
-        build([str(corpus)], tmp_path / "out", recognizer=None)
+        build([str(corpus)], tmp_path / "out", BuildOptions(recognizer=None))
     assert not (tmp_path / "out").exists()
-    assert build([str(corpus)], tmp_path / "out", recognizer=None, no_cache=True).extracted == 1  # --no-cache needs no folder
+    assert build([str(corpus)], tmp_path / "out", BuildOptions(recognizer=None, no_cache=True)).extracted == 1  # --no-cache needs no folder
 
 
 # ---- entries: versions and stamps ------------------------------------------------------------

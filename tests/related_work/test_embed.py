@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import kg
+from kg.builder import BuildOptions
 from kg.cli import main
 from kg.errors import ExitCode, ExtraMissing
 from kg.model import Paper
@@ -128,7 +129,7 @@ def embedded_out(seeds, tmp_path_factory) -> Path:
     if not embed.available():
         pytest.fail("the embed extra is part of the test extra: pip install -e '.[test]'")
     out = tmp_path_factory.mktemp("embedded") / "out"
-    summary = kg.build([str(seeds)], out, embed=True, cache_dir=out.parent / "cache")  # its own: tests rebuild with it
+    summary = kg.build([str(seeds)], out, BuildOptions(embed=True, cache_dir=out.parent / "cache"))  # its own: tests rebuild with it
     assert summary.embedded == summary.papers == 38
     return out
 
@@ -154,7 +155,7 @@ def test_build_writes_unit_vectors_and_neighbour_links(embedded_out):
 
 
 def test_rebuild_encodes_nothing(embedded_out, seeds):
-    summary = kg.build([str(seeds)], embedded_out, embed=True, cache_dir=embedded_out.parent / "cache")
+    summary = kg.build([str(seeds)], embedded_out, BuildOptions(embed=True, cache_dir=embedded_out.parent / "cache"))
     assert summary.embedded == 0
 
 

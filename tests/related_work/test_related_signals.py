@@ -12,7 +12,7 @@ import kg
 from kg.cli import main
 from kg.related_work import lexical, text_query
 from kg.related_work import rank as rel
-from kg.related_work.index import RelatedIndex
+from kg.related_work.index import Postings, RelatedIndex
 
 
 def test_terms_are_words_and_pairs_within_a_clause():
@@ -54,8 +54,7 @@ def test_the_lexical_score_is_the_sum_over_the_querys_terms(seeds_index):
     words = index.paper_words(query)
     scores = index.lexical_scores(words)
     for candidate in range(1, len(index.paper_ids)):
-        start, end = index.paper_term_ptr[candidate], index.paper_term_ptr[candidate + 1]
-        mine = {index.paper_terms[i]: index.paper_term_weights[i] for i in range(start, end)}
+        mine = dict(index.paper_terms.row(candidate))
         expected = sum(mine.get(w, 0) for w in words) / 65536
         assert scores[candidate] == pytest.approx(expected, rel=1e-9)
 
@@ -175,8 +174,10 @@ def test_index_roundtrip_keeps_the_lexical_postings(seeds_build, tmp_path):
     built.save(tmp_path / "r.idx")
     loaded, _ = RelatedIndex.load(tmp_path / "r.idx")
     assert list(loaded.terms) == list(built.terms) and list(loaded.concept_keys) == list(built.concept_keys)
-    for name in ("term_ptr", "term_papers", "term_weights", "paper_term_ptr", "paper_terms", "paper_term_weights", "key_concepts"):
-        assert list(getattr(loaded, name)) == list(getattr(built, name)), name
+    for name in ("term_papers", "paper_terms"):
+        for part in ("ptr", "items", "values"):
+            assert list(getattr(getattr(loaded, name), part)) == list(getattr(getattr(built, name), part)), (name, part)
+    assert list(loaded.key_concepts) == list(built.key_concepts)
 
 
 def test_near_concepts_share_a_telling_word_of_their_labels():
@@ -250,7 +251,7 @@ def test_a_name_is_never_generic_for_its_words():
 
     class Tiny:
         paper_ids = ["a", "b"]
-        concept_ptr = [0, 1, 2]
+        concept_papers = Postings.from_rows([[(0, 4)], [(1, 4)]])  # each concept on one paper of two
         concept_labels = ["Natural Questions", "natural question"]
 
-    assert not explain.generic(Tiny, 0) and explain.generic(Tiny, 1)
+    assert not explain.is_generic_concept(Tiny, 0) and explain.is_generic_concept(Tiny, 1)

@@ -12,6 +12,7 @@ from kg.related_work.embed import DEFAULT_EMBEDDER, EMBEDDERS
 
 if TYPE_CHECKING:
     from kg.builder import BuildSummary
+    from kg.ingest.sources import Format
 
 SKIPPED_SHOWN = 20  # the summary lists this many skipped records, then counts the rest
 
@@ -42,7 +43,7 @@ SKIPPED_SHOWN = 20  # the summary lists this many skipped records, then counts t
 def build(
     inputs: tuple[str, ...],
     out_dir: str,
-    input_format: str | None,
+    input_format: Format | None,  # one of click's choices: INPUT_FORMATS
     skip_invalid: bool,
     quiet: bool,
     workers: int | None,
@@ -63,25 +64,23 @@ def build(
     or `-` for JSON Lines on stdin. --format chooses the format of every input. A progress
     bar shows on a terminal.
     """
+    from kg.builder import BuildOptions
     from kg.builder import build as run_build
 
+    options = BuildOptions(
+        format=input_format,
+        skip_invalid=skip_invalid,
+        workers=workers,
+        dask_address=dask_address,
+        cache_dir=cache_dir,
+        no_cache=no_cache,
+        recognizer=recognizer,
+        min_score=min_score,
+        embed=embed or embedder is not None,
+        embedder=embedder,
+    )
     with progress_reporter(enabled=not quiet) as progress:
-        summary = run_build(
-            list(inputs),
-            out_dir,
-            skip_invalid=skip_invalid,
-            stdin=sys.stdin,
-            progress=progress,
-            workers=workers,
-            cache_dir=cache_dir,
-            no_cache=no_cache,
-            dask_address=dask_address,
-            recognizer=recognizer,
-            embed=embed or embedder is not None,
-            embedder=embedder,
-            min_score=min_score,
-            format=input_format,
-        )
+        summary = run_build(list(inputs), out_dir, options, stdin=sys.stdin, progress=progress)
     if not quiet:
         click.echo(render_summary(summary))
     elif summary.skipped:

@@ -18,7 +18,7 @@ from kg.concepts.propagate import propagate
 from kg.concepts.resolve import resolve
 from kg.concepts.title_roles import mark_title_names
 from kg.extract.runner import EXTRACT_STAGE, ExtractionStats, run_extraction
-from kg.extract.scoring import above, default_min_score, load_scorer, score_extractions
+from kg.extract.scoring import default_min_score, load_scorer, score_extractions, without_mentions_below
 from kg.model import DEFAULT_RECOGNIZER, Paper, PaperEntities, PaperExtraction, Progress, Resolution, Result
 from kg.results.link import link_results
 from kg.util.stages import StageClock
@@ -46,7 +46,7 @@ def resolve_corpus(
     threshold = default_min_score() if min_score is None else min_score
     with clock.stage("Resolving concepts", len(papers)) as report:
         scored = score_extractions(papers, mark_title_names(papers, extractions), scorer)
-        resolved = resolve(above(scored, threshold), report=report)
+        resolved = resolve(without_mentions_below(scored, threshold), report=report)
     with clock.stage("Propagating concepts", len(papers)) as report:
         return propagate(papers, resolved, report=report, concept_scores=scorer is not None)
 

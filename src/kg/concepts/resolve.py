@@ -14,13 +14,14 @@ from __future__ import annotations
 import functools
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 
-from kg.concepts.acronyms import WORD_RUN, AcronymTable, normalize_key
+from kg.concepts.acronyms import WORD_RUN, AcronymTable
 from kg.concepts.hierarchy import infer_broader
 from kg.model import ENTITY_TYPES, Concept, LocalMention, Mention, PaperEntities, PaperExtraction, Resolution
 from kg.text.clean import clean_text
 from kg.text.markup import EMPHASIS
-from kg.text.vocab import VocabEntry, Vocabulary, concept_id, is_acronym, load_vocabulary
+from kg.text.vocab import VocabEntry, Vocabulary, concept_id, is_acronym, load_vocabulary, normalize_key
 from kg.util.gcpause import gc_paused
 from kg.util.stages import REPORT_EVERY
 
@@ -122,10 +123,26 @@ def resolve(
     vocabulary = vocabulary or load_vocabulary()
     extractions = list(extractions)
     acronyms = AcronymTable(extractions, vocabulary)
+    groups = _group_mentions(extractions, vocabulary, acronyms, report)
+    group_ids = _concept_ids(groups, vocabulary)
+    concepts = _concepts(groups.surfaces, group_ids, vocabulary)
+    infer_broader(concepts, vocabulary)
+    entities = _resolved_entities(extractions, groups.per_paper, group_ids, concepts)
+    return Resolution(tuple(entities), tuple(concepts[cid] for cid in sorted(concepts)))
 
-    groups: list[list[str]] = []  # per paper, each mention's group
-    label_votes: dict[str, Counter[str]] = defaultdict(Counter)
-    surfaces: dict[str, Counter[str]] = defaultdict(Counter)
+
+@dataclass
+class _Groups:
+    """Every mention's merge group (`_group_of`), and what the mentions of each group say."""
+
+    per_paper: list[list[str]] = field(default_factory=list)  # per paper, each mention's group
+    label_votes: defaultdict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))  # group → its mentions' types
+    surfaces: defaultdict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))  # group → its mentions' texts, as read
+
+
+def _group_mentions(extractions: list[PaperExtraction], vocabulary: Vocabulary, acronyms: AcronymTable, report: Callable[[int], None] | None) -> _Groups:
+    """Each paper's mentions into merge groups, with the paper's own acronym definitions."""
+    groups = _Groups()
     long_keys: dict[str, str] = {}  # a definition's long form → its key, spelled out (per call: the table is this corpus's)
     memo: dict[tuple[object, ...], str] = {}  # `_group_of` for one mention's fields and what it reads of its paper
     for done, extraction in enumerate(extractions, start=1):
@@ -138,7 +155,7 @@ def resolve(
                 long_key = long_keys[d.long] = acronyms.spelling(acronyms.expand(d.long))
             defined_here[normalize_key(d.short)] = long_key
         paper_groups: list[str] = []
-        groups.append(paper_groups)
+        groups.per_paper.append(paper_groups)
         for mention in extraction.mentions:
             text = readable(mention.text)
             own = tuple(defined_here.get(k) for k in _own_keys(text)) if defined_here else ()
@@ -147,29 +164,36 @@ def resolve(
             if group is None:
                 group = memo[fields] = _group_of(mention, text, vocabulary, acronyms, defined_here)
             paper_groups.append(group)
-            label_votes[group][mention.label] += 1
-            surfaces[group][text] += 1
+            groups.label_votes[group][mention.label] += 1
+            groups.surfaces[group][text] += 1
         for definition in extraction.definitions:
             key = defined_here[normalize_key(definition.short)]
-            if f"key:{key}" in surfaces:
-                surfaces[f"key:{key}"][definition.long] += 0  # known spelling, no extra weight
+            if f"key:{key}" in groups.surfaces:
+                groups.surfaces[f"key:{key}"][definition.long] += 0  # known spelling, no extra weight
+    return groups
 
-    # Each group becomes a concept.
-    concepts: dict[str, Concept] = {}
+
+def _concept_ids(groups: _Groups, vocabulary: Vocabulary) -> dict[str, str]:
+    """Each group's concept id: the curated concept's, else one made of its majority type and key."""
     group_ids: dict[str, str] = {}
-    for group in sorted(surfaces):
+    for group in sorted(groups.surfaces):
         entry = vocabulary.get(group)
         if entry is not None:
             group_ids[group] = entry.id
             continue
-        votes = label_votes[group]
+        votes = groups.label_votes[group]
         label = max(ENTITY_TYPES, key=lambda t: (votes.get(t, 0), -ENTITY_TYPES.index(t)))
         group_ids[group] = concept_id(label, group.split(":", 1)[1])
+    return group_ids
 
-    # Build concept records (merging groups that landed on the same id).
+
+def _concepts(surfaces: dict[str, Counter[str]], group_ids: dict[str, str], vocabulary: Vocabulary) -> dict[str, Concept]:
+    """The concept records, by id (groups that landed on the same id merged): labels from the
+    vocabulary or the mentions' surfaces, curated broader concepts (the inferred ones come later)."""
     by_id: dict[str, Counter[str]] = defaultdict(Counter)
     for group, cid in group_ids.items():
         by_id[cid].update(surfaces[group])
+    concepts: dict[str, Concept] = {}
     for cid in sorted(by_id):
         entry = vocabulary.get(cid)
         seen = by_id[cid]
@@ -184,10 +208,15 @@ def resolve(
             alt_labels=tuple(sorted(alts, key=lambda s: (s.lower(), s))[:MAX_ALT_LABELS]),
             broader=entry.broader if entry else (),
         )
-    infer_broader(concepts, vocabulary)
+    return concepts
 
+
+def _resolved_entities(
+    extractions: list[PaperExtraction], per_paper: list[list[str]], group_ids: dict[str, str], concepts: dict[str, Concept]
+) -> list[PaperEntities]:
+    """Each paper's mentions with their concept and its type, in text order."""
     entities = []
-    for extraction, paper_groups in zip(extractions, groups, strict=True):
+    for extraction, paper_groups in zip(extractions, per_paper, strict=True):
         mentions = []
         for local, group in zip(extraction.mentions, paper_groups, strict=True):
             cid = group_ids[group]
@@ -206,4 +235,4 @@ def resolve(
                 )
             )
         entities.append(PaperEntities(extraction.paper_id, tuple(sorted(mentions, key=lambda x: (x.start, x.end)))))
-    return Resolution(tuple(entities), tuple(concepts[cid] for cid in sorted(concepts)))
+    return entities

@@ -110,7 +110,7 @@ def score_extractions(papers: Sequence[Paper], extractions: Sequence[PaperExtrac
     return [scorer.score(extraction, paper) for paper, extraction in zip(papers, extractions, strict=True)]
 
 
-def above(extractions: Sequence[PaperExtraction], min_score: float) -> list[PaperExtraction]:
+def without_mentions_below(extractions: Sequence[PaperExtraction], min_score: float) -> list[PaperExtraction]:
     """The extractions without their mentions scored below `min_score`."""
     if min_score <= 0:
         return list(extractions)

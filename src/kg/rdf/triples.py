@@ -40,74 +40,75 @@ _CODE = hashlib.blake2b(
 ).digest()
 
 
-def _n(prefix: str, local: str) -> ox.NamedNode:
+def _vocab_iri(prefix: str, local: str) -> ox.NamedNode:
+    """The IRI of a vocabulary's term from its prefix (`kg.rdf.terms.PREFIXES`) and local name: ("rdf", "type") → rdf:type."""
     return ox.NamedNode(PREFIXES[prefix] + local)
 
 
-RDF_TYPE = _n("rdf", "type")
-RDFS_LABEL = _n("rdfs", "label")
-XSD_STRING = _n("xsd", "string")
-XSD_DECIMAL = _n("xsd", "decimal")
-XSD_GYEAR = _n("xsd", "gYear")
-XSD_ANYURI = _n("xsd", "anyURI")
-FABIO_PAPER = _n("fabio", "ResearchPaper")
-SCHEMA_ARTICLE = _n("schema", "ScholarlyArticle")
-SCHEMA_URL = _n("schema", "url")
-SCHEMA_KEYWORDS = _n("schema", "keywords")
-DC_IDENTIFIER = _n("dcterms", "identifier")
-DC_TITLE = _n("dcterms", "title")
-DC_ABSTRACT = _n("dcterms", "abstract")
-DC_ISSUED = _n("dcterms", "issued")
-DC_CREATOR = _n("dcterms", "creator")
-DC_SUBJECT = _n("dcterms", "subject")
-PRISM_DOI = _n("prism", "doi")
-FOAF_AGENT = _n("foaf", "Agent")
-FOAF_NAME = _n("foaf", "name")
-SKOS_CONCEPT = _n("skos", "Concept")
-SKOS_SCHEME = _n("skos", "ConceptScheme")
-SKOS_IN_SCHEME = _n("skos", "inScheme")
-SKOS_PREF = _n("skos", "prefLabel")
-SKOS_ALT = _n("skos", "altLabel")
-SKOS_BROADER = _n("skos", "broader")
-OA_ANNOTATION = _n("oa", "Annotation")
-OA_SPECIFIC = _n("oa", "SpecificResource")
-OA_POSITION = _n("oa", "TextPositionSelector")
-OA_BODY = _n("oa", "hasBody")
-OA_TARGET = _n("oa", "hasTarget")
-OA_SOURCE = _n("oa", "hasSource")
-OA_SELECTOR = _n("oa", "hasSelector")
-OA_START = _n("oa", "start")
-OA_END = _n("oa", "end")
-OA_MOTIVATED = _n("oa", "motivatedBy")
-OA_IDENTIFYING = _n("oa", "identifying")
-PROV_ACTIVITY = _n("prov", "Activity")
-PROV_GENERATED_BY = _n("prov", "wasGeneratedBy")
-PROV_ENDED = _n("prov", "endedAtTime")
-XSD_DATETIME = _n("xsd", "dateTime")
+RDF_TYPE = _vocab_iri("rdf", "type")
+RDFS_LABEL = _vocab_iri("rdfs", "label")
+XSD_STRING = _vocab_iri("xsd", "string")
+XSD_DECIMAL = _vocab_iri("xsd", "decimal")
+XSD_GYEAR = _vocab_iri("xsd", "gYear")
+XSD_ANYURI = _vocab_iri("xsd", "anyURI")
+FABIO_PAPER = _vocab_iri("fabio", "ResearchPaper")
+SCHEMA_ARTICLE = _vocab_iri("schema", "ScholarlyArticle")
+SCHEMA_URL = _vocab_iri("schema", "url")
+SCHEMA_KEYWORDS = _vocab_iri("schema", "keywords")
+DC_IDENTIFIER = _vocab_iri("dcterms", "identifier")
+DC_TITLE = _vocab_iri("dcterms", "title")
+DC_ABSTRACT = _vocab_iri("dcterms", "abstract")
+DC_ISSUED = _vocab_iri("dcterms", "issued")
+DC_CREATOR = _vocab_iri("dcterms", "creator")
+DC_SUBJECT = _vocab_iri("dcterms", "subject")
+PRISM_DOI = _vocab_iri("prism", "doi")
+FOAF_AGENT = _vocab_iri("foaf", "Agent")
+FOAF_NAME = _vocab_iri("foaf", "name")
+SKOS_CONCEPT = _vocab_iri("skos", "Concept")
+SKOS_SCHEME = _vocab_iri("skos", "ConceptScheme")
+SKOS_IN_SCHEME = _vocab_iri("skos", "inScheme")
+SKOS_PREF = _vocab_iri("skos", "prefLabel")
+SKOS_ALT = _vocab_iri("skos", "altLabel")
+SKOS_BROADER = _vocab_iri("skos", "broader")
+OA_ANNOTATION = _vocab_iri("oa", "Annotation")
+OA_SPECIFIC = _vocab_iri("oa", "SpecificResource")
+OA_POSITION = _vocab_iri("oa", "TextPositionSelector")
+OA_BODY = _vocab_iri("oa", "hasBody")
+OA_TARGET = _vocab_iri("oa", "hasTarget")
+OA_SOURCE = _vocab_iri("oa", "hasSource")
+OA_SELECTOR = _vocab_iri("oa", "hasSelector")
+OA_START = _vocab_iri("oa", "start")
+OA_END = _vocab_iri("oa", "end")
+OA_MOTIVATED = _vocab_iri("oa", "motivatedBy")
+OA_IDENTIFYING = _vocab_iri("oa", "identifying")
+PROV_ACTIVITY = _vocab_iri("prov", "Activity")
+PROV_GENERATED_BY = _vocab_iri("prov", "wasGeneratedBy")
+PROV_ENDED = _vocab_iri("prov", "endedAtTime")
+XSD_DATETIME = _vocab_iri("xsd", "dateTime")
 _DATETIME = re.compile(r"-?\d{4,}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)?")
-KG_PROPOSES = _n("kg", "proposes")
-KG_VENUE = _n("kg", "venue")
-KG_ARXIV = _n("kg", "arxivId")
-KG_TITLE_DERIVED = _n("kg", "titleDerived")
-KG_HAS_LINK = _n("kg", "hasConceptLink")
-KG_LINK = _n("kg", "ConceptLink")
-KG_LINKED_CONCEPT = _n("kg", "linkedConcept")
-KG_ROLE = _n("kg", "role")
-KG_MENTIONS = _n("kg", "mentionCount")
-KG_WEIGHT = _n("kg", "weight")
-KG_SCORE = _n("kg", "score")
-KG_SIMILARITY = _n("kg", "Similarity")
-KG_HAS_SIMILAR = _n("kg", "hasSimilarPaper")
-KG_SIMILAR_PAPER = _n("kg", "similarPaper")
-KG_COSINE = _n("kg", "cosine")
-KG_RANK = _n("kg", "rank")
-KG_SIMILAR_TO = _n("kg", "similarTo")
-KG_KEY = _n("kg", "key")
-KG_PAPER_COUNT = _n("kg", "paperCount")
-KG_PIPELINE_NAME = _n("kg", "pipelineName")
-KG_PIPELINE_VERSION = _n("kg", "pipelineVersion")
-KG_CLASS = {t: _n("kg", cls) for t, (cls, _) in TYPE_TERMS.items()}
-KG_USES = {t: _n("kg", link) for t, (_, link) in TYPE_TERMS.items()}
+KG_PROPOSES = _vocab_iri("kg", "proposes")
+KG_VENUE = _vocab_iri("kg", "venue")
+KG_ARXIV = _vocab_iri("kg", "arxivId")
+KG_TITLE_DERIVED = _vocab_iri("kg", "titleDerived")
+KG_HAS_LINK = _vocab_iri("kg", "hasConceptLink")
+KG_LINK = _vocab_iri("kg", "ConceptLink")
+KG_LINKED_CONCEPT = _vocab_iri("kg", "linkedConcept")
+KG_ROLE = _vocab_iri("kg", "role")
+KG_MENTIONS = _vocab_iri("kg", "mentionCount")
+KG_WEIGHT = _vocab_iri("kg", "weight")
+KG_SCORE = _vocab_iri("kg", "score")
+KG_SIMILARITY = _vocab_iri("kg", "Similarity")
+KG_HAS_SIMILAR = _vocab_iri("kg", "hasSimilarPaper")
+KG_SIMILAR_PAPER = _vocab_iri("kg", "similarPaper")
+KG_COSINE = _vocab_iri("kg", "cosine")
+KG_RANK = _vocab_iri("kg", "rank")
+KG_SIMILAR_TO = _vocab_iri("kg", "similarTo")
+KG_KEY = _vocab_iri("kg", "key")
+KG_PAPER_COUNT = _vocab_iri("kg", "paperCount")
+KG_PIPELINE_NAME = _vocab_iri("kg", "pipelineName")
+KG_PIPELINE_VERSION = _vocab_iri("kg", "pipelineVersion")
+KG_CLASS = {t: _vocab_iri("kg", cls) for t, (cls, _) in TYPE_TERMS.items()}
+KG_USES = {t: _vocab_iri("kg", link) for t, (_, link) in TYPE_TERMS.items()}
 
 def _text(value: Any) -> ox.Literal:
     """A plain string literal; lone surrogates (invalid Unicode) become U+FFFD."""
@@ -192,13 +193,13 @@ def _digest(*inputs: Any) -> bytes:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16, key=_CODE).digest()
 
 
-def triples(graph: nx.DiGraph, *, base: str = DEFAULT_BASE) -> Iterator[ox.Triple]:
+def triples(graph: nx.DiGraph[str], *, base: str = DEFAULT_BASE) -> Iterator[ox.Triple]:
     """Every triple of the graph's RDF form, in a deterministic order (grouped by subject)."""
     for fragment in fragments(graph, base=base):
         yield from fragment.make()
 
 
-def fragments(graph: nx.DiGraph, *, base: str = DEFAULT_BASE) -> Iterator[Fragment]:
+def fragments(graph: nx.DiGraph[str], *, base: str = DEFAULT_BASE) -> Iterator[Fragment]:
     """The graph's triples as fragments, in `triples` order: head, concepts, papers, authors.
 
     Each fragment's triples are made from exactly the inputs its key digests, so a fragment
@@ -286,7 +287,7 @@ def _concept_triples(iris: Iris, cid: str, data: dict[str, Any], broader: list[s
 
 
 def _paper_triples(
-    iris: Iris, run: ox.NamedNode, data: dict[str, Any], mentions: list[tuple[str, Any, str, int, float, list[tuple[int, int]]]],
+    iris: Iris, run: ox.NamedNode, data: dict[str, Any], mentions: list[tuple[str, str | None, str, int, float, list[tuple[int, int, float | None]]]],
     similar: list[tuple[int, str, float]],
 ) -> Iterator[ox.Triple]:
     T = ox.Triple
@@ -390,7 +391,7 @@ def lookup_keys(label: str, alt_labels: Any = ()) -> list[str]:
     return sorted({normalize_key(str(text)) for text in (label, *alt_labels)} - {""})
 
 
-def estimated_triples(graph: nx.DiGraph) -> int:
+def estimated_triples(graph: nx.DiGraph[str]) -> int:
     """A cheap upper-bound-ish estimate of the triple count (used to pick a SPARQL backend)."""
     spans = sum(len(d.get("spans") or ()) for _, _, d in graph.edges(data=True))
     return 14 * graph.number_of_nodes() + 9 * graph.number_of_edges() + 11 * spans

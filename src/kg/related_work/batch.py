@@ -16,7 +16,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from kg.related_work.index import BROADER_BIT, RelatedIndex, idf_weight, term
-from kg.related_work.rank import Query, RelatedPaper, fused
+from kg.related_work.rank import ConceptScores, Query, RelatedPaper, fused
 
 
 class Ranker:
@@ -25,9 +25,10 @@ class Ranker:
     def __init__(self, index: RelatedIndex) -> None:
         self.index = index
         scoring = index.scoring
-        self.candidates = np.asarray(index.concept_papers, dtype=np.int64)
-        codes = np.asarray(index.concept_codes, dtype=np.int64)
-        ptr = np.asarray(index.concept_ptr, dtype=np.int64)
+        postings = index.concept_papers
+        self.candidates = np.asarray(postings.items, dtype=np.int64)
+        codes = np.asarray(postings.values, dtype=np.int64)
+        ptr = np.asarray(postings.ptr, dtype=np.int64)
         self.ptr = ptr.tolist()
         total, power = len(index.paper_ids), scoring["idf_power"]
         # A posting's weight is term(code, idf): ((role × tf) × idf) × β when broader. role × tf
@@ -55,7 +56,7 @@ class Ranker:
         query = Query.of_paper(self.index, paper, types)
         dots, touched = self._dots(paper, query.concepts)
         found = np.flatnonzero(touched)
-        return fused(self.index, query, (found, dots[found]), embeddings, top, signals)
+        return fused(self.index, query, ConceptScores(found, dots[found]), embeddings, top, signals)
 
     def _dots(self, paper: int, terms: dict[int, tuple[float, int, float]]) -> tuple[np.ndarray, np.ndarray]:
         """`RelatedIndex.concept_scores` as a dense array, with which candidates it holds."""

@@ -7,7 +7,7 @@ import math
 from collections.abc import Iterable
 
 from kg.related_work import lexical
-from kg.related_work.index import WEIGHT_SCALE, RelatedIndex, find_string
+from kg.related_work.index import WEIGHT_SCALE, RelatedIndex, find_string, is_broader
 from kg.text.vocab import normalize_key
 from kg.text.words import GENERIC_WORDS
 
@@ -25,12 +25,7 @@ def shared_words(index: RelatedIndex, candidate: int, words: Iterable[int], *, l
     (overlapping pairs joined: "retrieval augmented generation"), and a word already inside
     a chosen pair left out. Common words are left out too, unless they are all it shares."""
     wanted = set(words)
-    start, end = index.paper_term_ptr[candidate], index.paper_term_ptr[candidate + 1]
-    weighted = [
-        (index.paper_term_weights[i] / WEIGHT_SCALE, index.terms[index.paper_terms[i]], index.paper_terms[i])
-        for i in range(start, end)
-        if index.paper_terms[i] in wanted
-    ]
+    weighted = [(weight / WEIGHT_SCALE, index.terms[number], number) for number, weight in index.paper_terms.row(candidate) if number in wanted]
     telling_ones = [item for item in weighted if (phrase(index, item[1], item[2]) if lexical.is_pair(item[1]) else telling(index, item[1], item[2]))]
     # Only common words in common: say which (the strongest words), rather than seem to share none.
     weighted = telling_ones or [item for item in weighted if not lexical.is_pair(item[1])]
@@ -52,12 +47,12 @@ def shared_words(index: RelatedIndex, candidate: int, words: Iterable[int], *, l
 
 
 def papers_with(index: RelatedIndex, number: int) -> int:
-    return index.term_ptr[number + 1] - index.term_ptr[number]
+    return index.term_papers.count(number)
 
 
 def term_number(index: RelatedIndex, word: str) -> int | None:
     """`find_string` in the vocabulary, remembered per index: the page asks for the same words often."""
-    cache = index.__dict__.setdefault("_term_numbers", {})
+    cache: dict[str, int | None] = index.__dict__.setdefault("_term_numbers", {})
     if word not in cache:
         cache[word] = find_string(index.terms, word)
     return cache[word]
@@ -86,13 +81,13 @@ def phrase(index: RelatedIndex, pair: str, number: int) -> bool:
     return lexical.phrase_strength(papers, pair_df, papers_with(index, first), papers_with(index, second)) >= PHRASE_STRENGTH
 
 
-def generic(index: RelatedIndex, concept: int) -> bool:
+def is_generic_concept(index: RelatedIndex, concept: int) -> bool:
     """A concept too common or too vague to explain a relation ("neural network", "learning
     rule"): in a corpus of `GENERIC_MIN_PAPERS` or more, on more than `GENERIC_SHARE` of the
     papers; or, written in lower case (not a name), every word of its label vague
     (`VAGUE_WORDS`)."""
     papers = len(index.paper_ids)
-    df = index.concept_ptr[concept + 1] - index.concept_ptr[concept]
+    df = index.concept_papers.count(concept)
     if papers >= GENERIC_MIN_PAPERS and df > GENERIC_SHARE * papers:
         return True
     label = index.concept_labels[concept]
@@ -107,8 +102,7 @@ def near_concepts(index: RelatedIndex, query_concepts: Iterable[int], candidate:
     only if "graph" is on few papers; "monocular depth estimation" ≈ "depth completion"): as
     (query concept, candidate concept, the word), rarest word first, each concept once. A head
     word both labels end with does not count: it names the kind of thing, not which."""
-    start, end = index.paper_ptr[candidate], index.paper_ptr[candidate + 1]
-    theirs = [index.paper_concepts[i] for i in range(start, end) if not index.paper_codes[i] & 2]
+    theirs = [concept for concept, code in index.paper_concepts.row(candidate) if not is_broader(code)]
     mine = [c for c in query_concepts]
     exact = set(mine) & set(theirs)
     label_words = {c: lexical.words(index.concept_labels[c]) for c in {*mine, *theirs} - exact}
@@ -128,7 +122,8 @@ def near_concepts(index: RelatedIndex, query_concepts: Iterable[int], candidate:
                 if number is not None and telling(index, word, number):
                     found.append((papers_with(index, number), word, q, c))
     found.sort()
-    chosen, used = [], set()
+    chosen: list[tuple[int, int, str]] = []
+    used: set[int] = set()
     for _, word, q, c in found:
         if q in used or c in used:
             continue

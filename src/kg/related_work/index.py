@@ -30,10 +30,10 @@ import math
 import mmap
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from kg.related_work import lexical
 from kg.related_work.lookup import fold_titles, one_line, paper_id
@@ -55,8 +55,8 @@ SCORING: dict[str, float] = {
     "concepts": 0.03, "lexical": 0.45, "embedding": 0.52,
 }  # fmt: skip
 
-Numbers = array.array | memoryview  # packed ints: built in memory, or viewed in a mapped file
-# Lexical weights are stored as ints (`_csr` and `_transpose` move ints): idf × BM25 weight × this.
+Numbers: TypeAlias = "array.array[int] | memoryview[int]"  # packed ints: built in memory, or viewed in a mapped file
+# Lexical weights are stored as ints (`Postings` holds ints): idf × BM25 weight × this.
 WEIGHT_SCALE = 1 << 16
 
 # A posting's code packs the mention count, whether the concept came through a narrower one,
@@ -79,7 +79,7 @@ def is_broader(code: int) -> bool:
 
 
 def idf_weight(papers: int, df: int, power: float) -> float:
-    return math.log(1.0 + papers / df) ** power
+    return float(math.log(1.0 + papers / df) ** power)
 
 
 def term(code: int, idf: float, scoring: dict[str, float]) -> float:
@@ -95,7 +95,7 @@ class PackedStrings:
     keeps concept ids, labels and types this way so that a query decodes only the few it
     shows (decoding 175,000 labels from JSON took longer than the ranking)."""
 
-    def __init__(self, data: bytes | memoryview, offsets: Numbers) -> None:
+    def __init__(self, data: bytes | Numbers, offsets: Numbers) -> None:
         self._data, self._offsets = data, offsets
 
     @classmethod
@@ -114,8 +114,61 @@ class PackedStrings:
             raise IndexError(number)
         return bytes(self._data[self._offsets[number] : self._offsets[number + 1]]).decode("utf-8")
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return (self[n] for n in range(len(self)))
+
+
+@dataclass(frozen=True, slots=True)
+class Postings:
+    """Posting lists in compressed sparse rows: row r's items are ``items[ptr[r]:ptr[r + 1]]``,
+    ascending, each with its value (a posting code or a weight) at the same position. The
+    index holds four: papers' concepts and concepts' papers, papers' terms and terms' papers."""
+
+    ptr: Numbers  # rows + 1 offsets ("q")
+    items: Numbers  # the column of each posting ("i")
+    values: Numbers  # the value of each posting ("i")
+
+    @classmethod
+    def from_rows(cls, rows: Iterable[Sequence[tuple[int, int]]]) -> Postings:
+        """Rows of (item, value), each already sorted by item."""
+        ptr, items, values = array.array("q", [0]), array.array("i"), array.array("i")
+        for row in rows:
+            items.extend([item for item, _ in row])
+            values.extend([value for _, value in row])
+            ptr.append(len(items))
+        return cls(ptr, items, values)
+
+    def transposed(self, columns: int) -> Postings:
+        """The same postings by item (`columns` of them), each one's rows ascending: what
+        `from_rows` makes of the transposed rows, by a stable sort instead of a Python pass
+        per posting."""
+        import numpy as np  # only when an index is built from a graph
+
+        items = np.asarray(self.items)
+        rows = np.repeat(np.arange(len(self)), np.diff(np.asarray(self.ptr)))
+        order = np.argsort(items, kind="stable")  # stable: rows stay ascending within a column
+        column_ptr = np.concatenate(([0], np.cumsum(np.bincount(items, minlength=columns))))
+        return Postings(
+            array.array("q", column_ptr.astype(np.int64).tobytes()),
+            array.array("i", rows[order].astype(np.intc).tobytes()),
+            array.array("i", np.asarray(self.values)[order].astype(np.intc).tobytes()),
+        )
+
+    def __len__(self) -> int:
+        return len(self.ptr) - 1
+
+    def bounds(self, row: int) -> tuple[int, int]:
+        """Where row `row`'s postings lie in `items` and `values`."""
+        return self.ptr[row], self.ptr[row + 1]
+
+    def count(self, row: int) -> int:
+        """How many postings row `row` has (a concept's or a term's papers: its document frequency)."""
+        return self.ptr[row + 1] - self.ptr[row]
+
+    def row(self, row: int) -> zip[tuple[int, int]]:
+        """Row `row`'s (item, value) pairs."""
+        start, end = self.ptr[row], self.ptr[row + 1]
+        return zip(self.items[start:end], self.values[start:end], strict=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,11 +184,19 @@ class SharedConcept:
 class RelatedIndex:
     """Posting lists of the paper–concept graph, ready for ranking.
 
-    Papers and concepts are numbered in sorted-id order; ``concept_ptr``/``concept_papers``/
-    ``concept_codes`` list each concept's papers (CSR), ``paper_ptr``/``paper_concepts``/
-    ``paper_codes`` each paper's concepts (broader ones included, marked in the code).
+    Papers and concepts are numbered in sorted-id order; `concept_papers` lists each concept's
+    papers and `paper_concepts` each paper's concepts (broader ones included, marked in the
+    posting code), both with their posting codes.
     """
 
+    # How related.idx names each `Postings`' three arrays (ptr, items, values); `_ARRAYS` is the
+    # order of all its arrays in the file. Loading and saving map these names onto the attributes.
+    _POSTINGS = {
+        "paper_concepts": ("paper_ptr", "paper_concepts", "paper_codes"),
+        "concept_papers": ("concept_ptr", "concept_papers", "concept_codes"),
+        "term_papers": ("term_ptr", "term_papers", "term_weights"),
+        "paper_terms": ("paper_term_ptr", "paper_terms", "paper_term_weights"),
+    }
     _ARRAYS = (
         "paper_ptr", "paper_concepts", "paper_codes", "concept_ptr", "concept_papers", "concept_codes", "lengths",
         "term_ptr", "term_papers", "term_weights", "paper_term_ptr", "paper_terms", "paper_term_weights", "key_concepts",
@@ -152,20 +213,12 @@ class RelatedIndex:
         concept_ids: list[str] | PackedStrings,
         concept_labels: list[str] | PackedStrings,
         concept_types: list[str] | PackedStrings,
-        paper_ptr: Numbers,
-        paper_concepts: Numbers,
-        paper_codes: Numbers,
-        concept_ptr: Numbers,
-        concept_papers: Numbers,
-        concept_codes: Numbers,
+        paper_concepts: Postings,
+        concept_papers: Postings,
         lengths: Numbers,
         terms: list[str] | PackedStrings,
-        term_ptr: Numbers,
-        term_papers: Numbers,
-        term_weights: Numbers,
-        paper_term_ptr: Numbers,
-        paper_terms: Numbers,
-        paper_term_weights: Numbers,
+        term_papers: Postings,
+        paper_terms: Postings,
         concept_keys: list[str] | PackedStrings,
         key_concepts: Numbers,
         scoring: dict[str, float],
@@ -177,22 +230,14 @@ class RelatedIndex:
         self.concept_ids = concept_ids
         self.concept_labels = concept_labels
         self.concept_types = concept_types
-        self.paper_ptr = paper_ptr
         self.paper_concepts = paper_concepts
-        self.paper_codes = paper_codes
-        self.concept_ptr = concept_ptr
         self.concept_papers = concept_papers
-        self.concept_codes = concept_codes
         self.lengths = lengths  # each paper's number of concepts of its own (not broader)
-        # The lexical postings (`kg.related_work.lexical`): each term's papers with idf × BM25
-        # weight (CSR by term), and each paper's terms (CSR by paper).
+        # The lexical postings (`kg.related_work.lexical`): each term's papers and each paper's
+        # terms, with idf × BM25 weight × `WEIGHT_SCALE`.
         self.terms = terms
-        self.term_ptr = term_ptr
         self.term_papers = term_papers
-        self.term_weights = term_weights
-        self.paper_term_ptr = paper_term_ptr
         self.paper_terms = paper_terms
-        self.paper_term_weights = paper_term_weights
         self.concept_keys = concept_keys
         self.key_concepts = key_concepts
         self.scoring = dict(scoring)
@@ -204,7 +249,7 @@ class RelatedIndex:
     # -- construction -------------------------------------------------------------------
 
     @classmethod
-    def from_graph(cls, graph: nx.DiGraph, *, scoring: dict[str, float] | None = None) -> RelatedIndex:
+    def from_graph(cls, graph: nx.DiGraph[str], *, scoring: dict[str, float] | None = None) -> RelatedIndex:
         scoring = {**SCORING, **(scoring or {})}
         papers = sorted((key, data) for key, data in graph.nodes(data=True) if data.get("kind") == "paper")
         concepts = sorted((key, data) for key, data in graph.nodes(data=True) if data.get("kind") == "concept")
@@ -243,11 +288,9 @@ class RelatedIndex:
             row = sorted({**lifted, **own}.items() if lifted else own.items())
             by_paper.append(row)
 
-        paper_ptr, paper_concepts, paper_codes = _csr(by_paper)
-        concept_ptr, concept_papers, concept_codes = _transpose(paper_ptr, paper_concepts, paper_codes, len(concepts))
+        paper_concepts = Postings.from_rows(by_paper)
         vocabulary, rows, idfs = lexical.postings([lexical.paper_text(data.get("title"), data.get("abstract")) for _, data in papers])
-        paper_term_ptr, paper_terms, paper_term_weights = _csr([[(term, round(idfs[term] * weight * WEIGHT_SCALE)) for term, weight in row] for row in rows])
-        term_ptr, term_papers, term_weights = _transpose(paper_term_ptr, paper_terms, paper_term_weights, len(vocabulary))
+        paper_terms = Postings.from_rows([[(term, round(idfs[term] * weight * WEIGHT_SCALE)) for term, weight in row] for row in rows])
         keys = sorted({(key, number) for number, (_, data) in enumerate(concepts) for key in lexical.label_keys(data)})
         return cls(
             paper_ids=[paper_id(key, data) for key, data in papers],
@@ -255,20 +298,12 @@ class RelatedIndex:
             concept_ids=[data.get("id") or key.removeprefix("concept:") for key, data in concepts],
             concept_labels=[data.get("label") or "" for _, data in concepts],
             concept_types=[data.get("type") or "" for _, data in concepts],
-            paper_ptr=paper_ptr,
             paper_concepts=paper_concepts,
-            paper_codes=paper_codes,
-            concept_ptr=concept_ptr,
-            concept_papers=concept_papers,
-            concept_codes=concept_codes,
+            concept_papers=paper_concepts.transposed(len(concepts)),
             lengths=array.array("i", [len(own) for own in direct]),
             terms=vocabulary,
-            term_ptr=term_ptr,
-            term_papers=term_papers,
-            term_weights=term_weights,
-            paper_term_ptr=paper_term_ptr,
+            term_papers=paper_terms.transposed(len(vocabulary)),
             paper_terms=paper_terms,
-            paper_term_weights=paper_term_weights,
             concept_keys=[key for key, _ in keys],
             key_concepts=array.array("i", [number for _, number in keys]),
             scoring=scoring,
@@ -284,7 +319,7 @@ class RelatedIndex:
         """Write the index atomically. `graph_stamp` (graph.json's content id) marks what it indexes."""
         layout, blobs, offset = {}, [], 0
         packed = {name: PackedStrings.pack(list(getattr(self, name))) for name in self._STRINGS}
-        sources: dict[str, Any] = {name: getattr(self, name) for name in self._ARRAYS}
+        sources: dict[str, Any] = self._file_arrays()
         for name, strings in packed.items():
             sources[f"{name}.offsets"] = strings._offsets
             sources[f"{name}.bytes"] = array.array("B", strings._data)
@@ -315,6 +350,14 @@ class RelatedIndex:
                 handle.write(blob)
         return target
 
+    def _file_arrays(self) -> dict[str, Numbers]:
+        """The index's arrays by their names in related.idx, in file order (`_ARRAYS`)."""
+        named = {"lengths": self.lengths, "key_concepts": self.key_concepts}
+        for attribute, names in self._POSTINGS.items():
+            postings = getattr(self, attribute)
+            named.update(zip(names, (postings.ptr, postings.items, postings.values), strict=True))
+        return {name: named[name] for name in self._ARRAYS}
+
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> tuple[RelatedIndex, dict[str, Any] | None]:
         """Read an index; returns it with the graph stamp it was written for. ValueError if unusable."""
@@ -327,7 +370,7 @@ class RelatedIndex:
             data = memoryview(mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ))[start:]
         if header.get("format") != INDEX_FORMAT or header.get("version") != INDEX_VERSION:
             raise ValueError(f"{path}: not a version {INDEX_VERSION} related-papers index")
-        arrays = {}
+        arrays: dict[str, Numbers] = {}
         for name in header["arrays"]:
             spec = header["arrays"][name]
             width = array.array(spec["type"]).itemsize
@@ -337,17 +380,19 @@ class RelatedIndex:
             if sys.byteorder == "little":
                 arrays[name] = chunk.cast(spec["type"])  # a view into the mapped file: no copy
             else:
-                arrays[name] = array.array(spec["type"], chunk.tobytes())
-                arrays[name].byteswap()
+                swapped = array.array(spec["type"], chunk.tobytes())
+                swapped.byteswap()
+                arrays[name] = swapped
         strings = {name: PackedStrings(arrays.pop(f"{name}.bytes"), arrays.pop(f"{name}.offsets")) for name in cls._STRINGS}
+        postings = {attribute: Postings(*(arrays.pop(name) for name in names)) for attribute, names in cls._POSTINGS.items()}
+        rest: dict[str, Any] = {**strings, **postings, **arrays}  # the names of __init__'s parameters
         index = cls(
             paper_ids=header["papers"]["ids"],
             titles=header["papers"]["titles"],
             folded_titles=header["papers"]["folded_titles"],
             scoring=header["scoring"],
             lexical_rules=header.get("lexical"),
-            **strings,
-            **arrays,
+            **rest,
         )
         return index, header.get("graph")
 
@@ -358,11 +403,10 @@ class RelatedIndex:
         allowed = None if types is None else set(types)
         total, scoring, power = len(self.paper_ids), self.scoring, self.scoring["idf_power"]
         terms = {}
-        start, end = self.paper_ptr[paper], self.paper_ptr[paper + 1]
-        for concept, code in zip(self.paper_concepts[start:end], self.paper_codes[start:end], strict=False):
+        for concept, code in self.paper_concepts.row(paper):
             if allowed is not None and self.concept_types[concept] not in allowed:
                 continue
-            idf = idf_weight(total, self.concept_ptr[concept + 1] - self.concept_ptr[concept], power)
+            idf = idf_weight(total, self.concept_papers.count(concept), power)
             terms[concept] = (term(code, idf, scoring), code, idf)
         return terms
 
@@ -371,14 +415,13 @@ class RelatedIndex:
         scoring = self.scoring
         dots: dict[int, float] = {}  # candidate -> dot product with the query vector
         for concept, (query_weight, query_code, idf) in terms.items():
-            c_start, c_end = self.concept_ptr[concept], self.concept_ptr[concept + 1]
             # Two concepts both reached only through narrower ones say little: such a pair
             # is skipped (a broader concept counts when one side names it).
             query_broader = query_code & BROADER_BIT
             products: dict[int, float] = {}  # candidate's posting code -> weight product (few codes)
             get = dots.get
             # The hot loop (a common concept has thousands of papers): keep it minimal.
-            for candidate, candidate_code in zip(self.concept_papers[c_start:c_end], self.concept_codes[c_start:c_end], strict=False):
+            for candidate, candidate_code in self.concept_papers.row(concept):
                 product = products.get(candidate_code)
                 if product is None:
                     both_broader = query_broader and candidate_code & BROADER_BIT
@@ -398,13 +441,11 @@ class RelatedIndex:
         b = self.scoring["b"]
         norm = 1.0 - b + b * self.lengths[candidate] / (self.mean_length or 1.0) if b else 1.0
         found = []
-        for i in range(self.paper_ptr[candidate], self.paper_ptr[candidate + 1]):
-            concept = self.paper_concepts[i]
+        for concept, code in self.paper_concepts.row(candidate):
             found_term = terms.get(concept)
             if found_term is None:
                 continue
             query_weight, query_code, idf = found_term
-            code = self.paper_codes[i]
             if query_code & BROADER_BIT and code & BROADER_BIT:
                 continue
             found.append(SharedConcept(concept, query_weight * term(code, idf, self.scoring) / norm, query_code, code))
@@ -415,7 +456,8 @@ class RelatedIndex:
 
     def paper_words(self, paper: int) -> list[int]:
         """The paper's terms (numbers into `terms`): the lexical query of a paper."""
-        return list(self.paper_terms[self.paper_term_ptr[paper] : self.paper_term_ptr[paper + 1]])
+        start, end = self.paper_terms.bounds(paper)
+        return list(self.paper_terms.items[start:end])
 
     def lexical_scores(self, words: Iterable[int]) -> Any:
         """Every paper's lexical score for a query of these terms (a numpy array)."""
@@ -434,7 +476,8 @@ class RelatedIndex:
         if cached is None:
             import numpy as np
 
-            cached = (np.asarray(self.term_ptr), np.asarray(self.term_papers), np.asarray(self.term_weights))
+            postings = self.term_papers
+            cached = (np.asarray(postings.ptr), np.asarray(postings.items), np.asarray(postings.values))
             self._lexical_numpy = cached
         return cached
 
@@ -455,28 +498,3 @@ def find_string(strings: PackedStrings | list[str], key: str) -> int | None:
     position = bisect_strings(strings, key)
     return position if position < len(strings) and strings[position] == key else None
 
-
-def _csr(rows: list[list[tuple[int, int]]]) -> tuple[array.array, array.array, array.array]:
-    """Rows of (item, code), each already sorted by item (as `from_graph` builds them)."""
-    ptr, items, codes = array.array("q", [0]), array.array("i"), array.array("i")
-    for row in rows:
-        items.extend([item for item, _ in row])
-        codes.extend([code for _, code in row])
-        ptr.append(len(items))
-    return ptr, items, codes
-
-
-def _transpose(ptr: array.array, items: array.array, codes: array.array, size: int) -> tuple[array.array, array.array, array.array]:
-    """The same postings by column (`size` of them), each column's rows ascending: what `_csr`
-    makes of the transposed rows, by a stable sort instead of a Python pass per posting."""
-    import numpy as np  # only when an index is built from a graph
-
-    columns = np.asarray(items)
-    rows = np.repeat(np.arange(len(ptr) - 1), np.diff(np.asarray(ptr)))
-    order = np.argsort(columns, kind="stable")  # stable: rows stay ascending within a column
-    column_ptr = np.concatenate(([0], np.cumsum(np.bincount(columns, minlength=size))))
-    return (
-        array.array("q", column_ptr.astype(np.int64).tobytes()),
-        array.array("i", rows[order].astype(np.intc).tobytes()),
-        array.array("i", np.asarray(codes)[order].astype(np.intc).tobytes()),
-    )

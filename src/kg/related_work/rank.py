@@ -29,7 +29,7 @@ import weakref
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from kg.errors import GraphNotFound
 from kg.generations import GraphFolder, resolve
@@ -43,6 +43,10 @@ from kg.related_work.lookup import PaperLookup
 if TYPE_CHECKING:
     import networkx as nx
     import numpy as np
+    import numpy.typing as npt
+
+# Sentence embeddings (`kg.related_work.embed`): one unit vector a row, rows in the index's paper order.
+PaperVectors: TypeAlias = "npt.NDArray[np.float32]"
 
 EMBED_META_FILE = "embeddings.json"  # kg.related_work.embed.EMBED_META_FILE, named here so numpy loads only when needed
 SIGNALS = ("concepts", "lexical", "embedding")
@@ -62,7 +66,7 @@ class Reason:
     query_role: str  # "proposed" | "used": the query paper's role for the concept
     candidate_role: str  # the related paper's role
     broader: bool = False  # shared as a broader concept (one side names a narrower one)
-    generic: bool = False  # too common or vague to explain much (`kg.related_work.explain.generic`): listed last
+    generic: bool = False  # too common or vague to explain much (`kg.related_work.explain.is_generic_concept`): listed last
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,13 +132,29 @@ class RelatedResult:
 
 
 @dataclass(frozen=True, slots=True)
+class ConceptScores:
+    """The candidates sharing a concept with the query and their concept scores, as two arrays
+    (`RelatedIndex.concept_scores` gives a dict, `kg.related_work.batch.Ranker` the arrays)."""
+
+    candidates: npt.NDArray[np.intp]  # paper numbers
+    scores: npt.NDArray[np.float64]
+
+    @classmethod
+    def of(cls, scores: dict[int, float]) -> ConceptScores:
+        import numpy as np
+
+        count = len(scores)
+        return cls(np.fromiter(scores.keys(), dtype=np.intp, count=count), np.fromiter(scores.values(), dtype=np.float64, count=count))
+
+
+@dataclass(frozen=True, slots=True)
 class Query:
     """What is ranked against: a paper of the index (`paper`), or a text's concepts and words."""
 
     concepts: dict[int, tuple[float, int, float]]  # `RelatedIndex.query_terms`
     words: list[int]  # lexical terms
     paper: int | None = None  # the query paper, never a result
-    vector: Any = None  # the text's embedding (a paper's is its row of the embeddings)
+    vector: npt.NDArray[np.float32] | None = None  # the text's embedding (a paper's is its row of the embeddings)
     typed: bool = False  # concepts restricted to some types: only papers sharing one of them are results
 
     @classmethod
@@ -143,7 +163,7 @@ class Query:
         return cls(index.query_terms(paper, chosen), index.paper_words(paper), paper, typed=restricts(chosen))
 
     @classmethod
-    def of_text(cls, index: RelatedIndex, text: str, types: Iterable[str] | None = None, vector: Any = None) -> Query:
+    def of_text(cls, index: RelatedIndex, text: str, types: Iterable[str] | None = None, vector: npt.NDArray[np.float32] | None = None) -> Query:
         from kg.related_work import text_query
 
         found = text_query.text_concepts(index, text)
@@ -185,7 +205,7 @@ def rank(
     *,
     top: int = 10,
     types: Iterable[str] | None = None,
-    embeddings: np.ndarray | None = None,
+    embeddings: PaperVectors | None = None,
     signals: Iterable[str] | None = None,
 ) -> list[RelatedPaper]:
     """The `top` papers most related to paper number `paper`; `types` restricts which shared
@@ -194,7 +214,7 @@ def rank(
     if top < 1:
         return []
     query = Query.of_paper(index, paper, types)
-    concept_scores = index.concept_scores(paper, query.concepts)
+    concept_scores = ConceptScores.of(index.concept_scores(paper, query.concepts))
     return fused(index, query, concept_scores, embeddings, top, signals)
 
 
@@ -204,59 +224,54 @@ def rank_text(
     *,
     top: int = 10,
     types: Iterable[str] | None = None,
-    embeddings: np.ndarray | None = None,
-    vector: Any = None,
+    embeddings: PaperVectors | None = None,
+    vector: npt.NDArray[np.float32] | None = None,
     signals: Iterable[str] | None = None,
 ) -> list[RelatedPaper]:
     """The `top` papers most related to a text that is not in the corpus (a draft, a review)."""
     if top < 1:
         return []
     query = Query.of_text(index, text, types, vector)
-    concept_scores = index.concept_scores(-1, query.concepts)
+    concept_scores = ConceptScores.of(index.concept_scores(-1, query.concepts))
     return fused(index, query, concept_scores, embeddings if vector is not None else None, top, signals)
 
 
 def fused(
     index: RelatedIndex,
     query: Query,
-    concept_scores: dict[int, float] | tuple[Any, Any],
-    embeddings: Any,
+    concept_scores: ConceptScores,
+    embeddings: PaperVectors | None,
     top: int,
     signals: Iterable[str] | None = None,
 ) -> list[RelatedPaper]:
-    """The top papers by the fused score, where `concept_scores` are the candidates' concept
-    scores (a dict, or numpy arrays of candidates and scores): `rank`, `rank_text` and the page's
-    `kg.related_work.batch.Ranker` all end here, so they give the same list."""
+    """The top papers by the fused score of the candidates' `concept_scores`, their words and
+    their `embeddings` (when given): `rank`, `rank_text` and the page's `kg.related_work.batch.Ranker`
+    all end here, so they give the same list."""
     import numpy as np
 
     ids = index.paper_ids
     wanted = checked_signals(signals)
-    if embeddings is None or (query.paper is None and query.vector is None):
+    vector = None if embeddings is None else query_vector(query, embeddings)
+    if vector is None:
         wanted = tuple(name for name in wanted if name != "embedding")
     weights = weights_of(index.scoring, wanted)
     concepts = np.zeros(len(ids))
-    if isinstance(concept_scores, dict):
-        if concept_scores:
-            concepts[np.fromiter(concept_scores.keys(), dtype=np.int64, count=len(concept_scores))] = np.fromiter(
-                concept_scores.values(), dtype=np.float64, count=len(concept_scores)
-            )
-    else:
-        candidates, values = concept_scores
-        concepts[candidates] = values
+    concepts[concept_scores.candidates] = concept_scores.scores
     lexical = index.lexical_scores(query.words)
     if query.paper is not None:
         lexical[query.paper] = 0.0
-    parts = {}  # each signal's weighted, scaled score; a signal alone is its own score, unscaled
+    parts: dict[str, npt.NDArray[np.float64]] = {}  # each signal's weighted, scaled score; a signal alone is its own score, unscaled
     for name, values in (("concepts", concepts), ("lexical", lexical)):
         best = values.max() if len(values) else 0.0
         if name in weights and best > 0:
             parts[name] = values if len(weights) == 1 else weights[name] * values / best
     cosines = None
-    if "embedding" in weights:
-        vector = embeddings[query.paper] if query.vector is None else query.vector
+    if "embedding" in weights and embeddings is not None and vector is not None:
         cosines = np.asarray(embeddings @ np.asarray(vector, dtype=np.float32), dtype=np.float64)
         parts["embedding"] = weights["embedding"] * cosines
-    scores = sum(parts.values()) if parts else np.zeros(len(ids))
+    scores = np.zeros(len(ids))
+    for part in parts.values():  # in this order, as the ranking was measured
+        scores = scores + part
     if "embedding" not in parts:
         scores[scores == 0.0] = -np.inf  # nothing shared: never a result
     if query.typed:
@@ -278,6 +293,13 @@ def fused(
     ]  # fmt: skip
 
 
+def query_vector(query: Query, embeddings: PaperVectors) -> npt.NDArray[np.float32] | None:
+    """The query's embedding: the text's, or the query paper's row; None for a text without one."""
+    if query.vector is not None:
+        return query.vector
+    return None if query.paper is None else embeddings[query.paper]
+
+
 def related_paper(
     index: RelatedIndex, candidate: int, score: float, query: Query, concepts: float, similarity: float | None, lexical: float = 0.0, lead: str = "concepts"
 ) -> RelatedPaper:
@@ -291,7 +313,7 @@ def related_paper(
                 query_role=role_of(shared.query_code),
                 candidate_role=role_of(shared.candidate_code),
                 broader=is_broader(shared.query_code) or is_broader(shared.candidate_code),
-                generic=explain.generic(index, shared.concept),
+                generic=explain.is_generic_concept(index, shared.concept),
             )
             for shared in index.shared(candidate, query.concepts)
         ),
@@ -309,7 +331,7 @@ def related_paper(
 _GRAPH_INDEXES: weakref.WeakKeyDictionary[Any, tuple[tuple[int, int], RelatedIndex]] = weakref.WeakKeyDictionary()
 
 
-def index_of(graph: nx.DiGraph) -> RelatedIndex:
+def index_of(graph: nx.DiGraph[str]) -> RelatedIndex:
     """The index of an in-memory graph, cached while the graph's size is unchanged."""
     fingerprint = (graph.number_of_nodes(), graph.number_of_edges())
     cached = _GRAPH_INDEXES.get(graph)
@@ -321,7 +343,7 @@ def index_of(graph: nx.DiGraph) -> RelatedIndex:
 
 
 def related(
-    graph: nx.DiGraph,
+    graph: nx.DiGraph[str],
     paper: str,
     *,
     top: int = 10,
@@ -341,7 +363,7 @@ def related(
     return rank(index, lookup_of(index).find(paper), top=top, types=types, embeddings=vectors, signals=signals)
 
 
-def graph_embeddings(graph: nx.DiGraph, index: RelatedIndex) -> Any:
+def graph_embeddings(graph: nx.DiGraph[str], index: RelatedIndex) -> PaperVectors | None:
     """The vectors stored beside the graph's folder (`kg.graph.loaded_from`) if they belong to
     exactly the index's papers, else None (a graph built in memory has none)."""
     from kg.graph import loaded_from
@@ -350,7 +372,7 @@ def graph_embeddings(graph: nx.DiGraph, index: RelatedIndex) -> Any:
     return None if folder is None else stored_embeddings(folder, index)
 
 
-def stored_embeddings(folder: Path, index: RelatedIndex) -> Any:
+def stored_embeddings(folder: Path, index: RelatedIndex) -> PaperVectors | None:
     """The vectors a build stored in `folder` if they belong to exactly the index's papers, else None."""
     if not (folder / EMBED_META_FILE).is_file():  # numpy is imported only when there are vectors
         return None
@@ -428,18 +450,19 @@ def open_index(directory: str | os.PathLike[str] | GraphFolder) -> tuple[Related
     index_path = view.file(INDEX_FILE)
     if index_path.is_file():
         try:
-            index, stamp = RelatedIndex.load(index_path)
+            saved: tuple[RelatedIndex, dict[str, Any] | None] | None = RelatedIndex.load(index_path)
         except (ValueError, KeyError, TypeError, OSError, OverflowError, MemoryError):
-            index, stamp = None, None  # unreadable or older format: rebuild from the graph below
-        fresh = index is not None and index.scoring == SCORING and index.lexical_rules == LEXICAL_RULES
-        if fresh and stamp == graph_stamp(view.graph):
-            return index, "index"
+            saved = None  # unreadable or older format: rebuild from the graph below
+        if saved is not None:
+            index, stamp = saved
+            if index.scoring == SCORING and index.lexical_rules == LEXICAL_RULES and stamp == graph_stamp(view.graph):
+                return index, "index"
     from kg.graph import load  # imports networkx: only on this slow path
 
     return RelatedIndex.from_graph(load(view.graph)), "graph"
 
 
-def write_index(graph: nx.DiGraph, directory: str | os.PathLike[str]) -> Path:
+def write_index(graph: nx.DiGraph[str], directory: str | os.PathLike[str]) -> Path:
     """Write ``DIR/related.idx`` for the graph just saved as ``DIR/graph.json`` (called by `kg build`)."""
     folder = Path(directory)
     return index_of(graph).save(folder / INDEX_FILE, graph_stamp=graph_stamp(folder / GRAPH_FILE))

@@ -59,7 +59,7 @@ def text_terms(index: RelatedIndex, found: dict[int, int], types: Iterable[str] 
     total, power = len(index.paper_ids), index.scoring["idf_power"]
     terms_ = {}
     for concept, mentions in found.items():
-        df = index.concept_ptr[concept + 1] - index.concept_ptr[concept]
+        df = index.concept_papers.count(concept)
         if not df or (allowed is not None and index.concept_types[concept] not in allowed):
             continue
         code = posting_code("used", mentions)

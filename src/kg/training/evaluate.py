@@ -17,22 +17,25 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable, Sequence
-from collections.abc import Mapping as AbcMapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from kg.errors import DecodeFailed, GoldFormatError, InputNotFound, MalformedRecord, RecordTooLarge, UnsupportedFormat
 from kg.ingest.jsonl import read_json_lines
 from kg.ingest.records import MAX_ABSTRACT_CHARS, MAX_FIELD_CHARS, MAX_SYMBOL_RUN, MAX_WORD_CHARS
 from kg.ingest.sources import decode, display_name, unreadable
-from kg.model import DEFAULT_RECOGNIZER, Paper
+from kg.model import DEFAULT_RECOGNIZER, ENTITY_TYPES, EntityType, Paper
 
-Mapping = Literal["scierc", "scirex"]
-_COMMON = {"Method": "METHOD", "Task": "TASK", "Metric": "METRIC", "Material": "DATASET", "OtherScientificTerm": "TERM"}
-_KG_NAMES = {name: name for name in ("METHOD", "TASK", "METRIC", "DATASET", "HARDWARE", "TERM")}  # gold written in kg's own types
-LABEL_MAPS: dict[str, dict[str, str]] = {"scierc": {**_COMMON, **_KG_NAMES}, "scirex": {**_COMMON, **_KG_NAMES}, "train": {**_COMMON, **_KG_NAMES}}
+if TYPE_CHECKING:
+    from spacy.language import Language
+
+# Gold label → kg type, for every gold file (SciERC's and SciREX's labels, and kg's own type names).
+GOLD_LABELS: dict[str, EntityType] = {
+    "Method": "METHOD", "Task": "TASK", "Metric": "METRIC", "Material": "DATASET", "OtherScientificTerm": "TERM",
+    **{name: name for name in ENTITY_TYPES},  # gold written in kg's own types, HARDWARE included
+}  # fmt: skip
 EVAL_TYPES = ("METHOD", "DATASET", "METRIC", "TASK")  # micro-averaged over these
 REPORTED_TYPES = (*EVAL_TYPES, "HARDWARE", "TERM")  # HARDWARE and TERM are scored and shown apart from the micro average
 
@@ -96,13 +99,12 @@ class EvalReport:
         }
 
 
-def load_gold(path: str | os.PathLike[str], *, mapping: Mapping = "scierc") -> list[GoldDoc]:
+def load_gold(path: str | os.PathLike[str]) -> list[GoldDoc]:
     """Read a gold file. Problems raise one-line errors naming file:line, as corpus ingestion's:
     `GoldFormatError` for a line that is not a gold record (bad JSON, wrong JSON types, offsets
     outside the text), `DecodeFailed` for bytes that are not UTF-8 or a lone surrogate escape,
     `RecordTooLarge` for a text over ingestion's abstract limits, `InputNotFound` and
     `InputUnreadable` for a file that is missing or cannot be read."""
-    labels = LABEL_MAPS[mapping]
     source = Path(path)
     name = display_name(str(path))
     try:
@@ -122,11 +124,11 @@ def load_gold(path: str | os.PathLike[str], *, mapping: Mapping = "scierc") -> l
     for item in read_json_lines(text, path=name):
         if isinstance(item, MalformedRecord):
             raise GoldFormatError(item.message.removeprefix(f"{name}:{item.line}: "), path=name, line=item.line)
-        docs.append(_gold_doc(item.fields, labels, default_id=f"{display_name(source.name)}:{item.line}", path=name, line=item.line))
+        docs.append(_gold_doc(item.fields, default_id=f"{display_name(source.name)}:{item.line}", path=name, line=item.line))
     return docs
 
 
-def _gold_doc(record: AbcMapping[str, Any], labels: dict[str, str], *, default_id: str, path: str, line: int) -> GoldDoc:
+def _gold_doc(record: Mapping[str, Any], *, default_id: str, path: str, line: int) -> GoldDoc:
     where: dict[str, Any] = {"path": path, "line": line}
     _check_unicode(record, **where)
     text, entities = record.get("text"), record.get("entities")
@@ -159,12 +161,12 @@ def _gold_doc(record: AbcMapping[str, Any], labels: dict[str, str], *, default_i
                 raise GoldFormatError(f'entity {number}: "text" must be a string, not {_kind(entity["text"])}', **where)
             if text[start:end] != entity["text"]:
                 raise GoldFormatError(f"entity text {_shorten(entity['text'])!r} does not match text[{start}:{end}]", **where)
-        if label in labels:
-            spans.add((start, end, labels[label]))
+        if label in GOLD_LABELS:
+            spans.add((start, end, GOLD_LABELS[label]))
     return GoldDoc(doc_id, text, frozenset(spans))
 
 
-def _check_unicode(record: AbcMapping[str, Any], *, path: str, line: int) -> None:
+def _check_unicode(record: Mapping[str, Any], *, path: str, line: int) -> None:
     """A lone surrogate ("\\ud800" in the JSON) is not a character: refused as ingestion refuses it."""
     for key, value in record.items():
         stack = [key, value]
@@ -248,7 +250,7 @@ def score(gold: Sequence[GoldDoc], predicted: Sequence[Iterable[Span]], *, gold_
 
 
 def evaluate_file(
-    path: str | os.PathLike[str], *, mapping: Mapping = "scierc", nlp=None, recognizer: str | None = DEFAULT_RECOGNIZER, min_score: float | None = None
+    path: str | os.PathLike[str], *, nlp: Language | None = None, recognizer: str | None = DEFAULT_RECOGNIZER, min_score: float | None = None
 ) -> EvalReport:
     """Run kg's extraction (and resolution) on the gold texts and score it; mentions scored below
     `min_score` are dropped as `kg build` drops them (None: kg's default threshold)."""
@@ -257,7 +259,7 @@ def evaluate_file(
     from kg.extract.pipeline import check_recognizer
 
     check_recognizer(recognizer)
-    gold = load_gold(path, mapping=mapping)
+    gold = load_gold(path)
     papers = [Paper(id=f"{i}:{doc.id}", title="", abstract=doc.text) for i, doc in enumerate(gold)]
     resolution = resolve_corpus(papers, list(extract_papers(papers, nlp=nlp, recognizer=recognizer)), min_score=min_score)
     predicted = [{(m.start, m.end, m.label) for m in entities.mentions} for entities in resolution.entities]

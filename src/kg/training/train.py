@@ -32,13 +32,16 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import IO, TYPE_CHECKING, Any
 
 from kg import __version__ as kg_version
 from kg.errors import GoldFormatError, InputNotFound, OutputError
 from kg.ingest.sources import display_name
 from kg.training.evaluate import REPORTED_TYPES, GoldDoc, load_gold, score
 from kg.util.atomic import check_output_dir, output_errors
+
+if TYPE_CHECKING:
+    from spacy.language import Language
 
 CONFIG = "recognizer.cfg"  # in kg/assets/
 CARD_FILE = "model-card.md"
@@ -91,14 +94,14 @@ def gather(gold: Sequence[str], *, dev: Sequence[str] = (), hold_out: dict[str, 
     dev_docs: list[GoldDoc] = []
     sources = []
     for path in gold:
-        docs = load_gold(path, mapping="train")
+        docs = load_gold(path)
         percent = hold_out.get(path, 0)
         kept = [d for d in docs if not held_out(d.id, percent)] if percent else docs
         train.extend(kept)
         dev_docs.extend(d for d in docs if percent and held_out(d.id, percent))
         sources.append({"path": os.path.basename(path), "sha256": _sha256(path), "documents": len(docs), "held_out": len(docs) - len(kept), "role": "train"})
     for path in dev:
-        docs = load_gold(path, mapping="train")
+        docs = load_gold(path)
         dev_docs.extend(docs)
         sources.append({"path": os.path.basename(path), "sha256": _sha256(path), "documents": len(docs), "held_out": 0, "role": "dev"})
     if not train:
@@ -350,10 +353,12 @@ def _register_logger() -> None:
     if "kg.progress.v1" in registry.loggers.get_all():
         return
 
-    @registry.loggers("kg.progress.v1")
-    def progress_logger():  # noqa: ANN202 - spaCy's logger protocol
-        def setup(nlp, stdout=None, stderr=None):  # noqa: ANN001, ANN202
-            def log_step(info):  # noqa: ANN001, ANN202
+    @registry.loggers("kg.progress.v1")  # type: ignore[untyped-decorator]  # catalogue registries are not typed
+    def progress_logger() -> Callable[..., tuple[Callable[[dict[str, Any] | None], None], Callable[[], None]]]:
+        """spaCy's logger protocol: a set-up function returning (log a step, finish)."""
+
+        def setup(nlp: Language, stdout: IO[str] | None = None, stderr: IO[str] | None = None) -> tuple[Callable[[dict[str, Any] | None], None], Callable[[], None]]:
+            def log_step(info: dict[str, Any] | None) -> None:
                 # Called after every step: with the scores on evaluation steps, else with None.
                 _PROGRESS["step"] = min(_PROGRESS.get("step", 0) + 1, _PROGRESS.get("max_steps") or 1 << 30)
                 callback = _PROGRESS.get("callback")

@@ -11,7 +11,9 @@ None) and ``kg_role`` (set by `kg_roles`), and ``doc._.kg_definitions``: the
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from itertools import chain
 
 from spacy.language import Language
 from spacy.tokens import Doc, Span
@@ -73,10 +75,6 @@ class Candidate:
     guessed: bool = False  # type guessed (coinage with no evidence)
 
 
-def _head_label(span: Span) -> str | None:
-    return HEAD_TYPES.get(singularize(span[-1].lower_))
-
-
 def _long_form_label(long: Span, short: Span, vocabulary: Vocabulary) -> tuple[str | None, str | None]:
     """(type, vocab id) of a defined acronym, from the vocabulary or the long form's head word."""
     for text in (long.text, short.text):
@@ -129,124 +127,172 @@ class EntityMerger:
         self.combine = combine
 
     def __call__(self, doc: Doc) -> Doc:
+        """Every source's candidates (in this order: ties in length and trust go to the earlier),
+        then the chosen ones as ``doc.spans["kg"]``."""
         vocabulary = self.vocabulary
-        candidates: list[Candidate] = []
-        vocab_spans = list(doc.spans.get(VOCAB_KEY, []))
-        for span in vocab_spans:
-            candidates.append(Candidate(span.start, span.end, span.label_, "vocab", SCORES["vocab"], normalize_key(span.text), span.kb_id_))
-
-        # Acronym definitions: short and long form share the long form's key and type.
-        definitions: dict[str, tuple[str, str, str | None]] = {}  # short text → (label, key, vocab id)
-        rejected: set[str] = set()  # short forms whose long form is no entity ("Random Matrix Theory (RMT)")
-        triples = []
         doc_text = doc.text  # read once: spaCy rebuilds it on every access
-        for short, long in doc._.kg_abbreviations or ():
-            label, vocab_id = _long_form_label(long, short, vocabulary)
-            if tidy(doc, long.start, long.end, doc_text) is None:
-                continue  # the long form runs over markup ("T**ruthfulness **S**eparator"): no definition
-            if label is None:
-                rejected.add(short.text)
-                continue
-            key = normalize_key(long.text)
-            definitions[short.text] = (label, key, vocab_id)
-            triples.append((short.text, long.text, label))
-            candidates.append(Candidate(long.start, long.end, label, "acronym", SCORES["acronym"], key, vocab_id))
-        # "multi-agent optimal stopping (MAOS)" next to "mean-field optimal stopping (MFOS) problem":
-        # a long form with an unknown head takes the type of another long form with the same head.
-        head_labels = {long[-1].lower_: definitions[short.text][0] for short, long in doc._.kg_abbreviations or () if short.text in definitions}
-        for short, long in doc._.kg_abbreviations or ():
-            if short.text in rejected and long[-1].lower_ in head_labels and singularize(long[-1].lower_) not in NON_ENTITY_HEADS:
-                label = head_labels[long[-1].lower_]
-                rejected.discard(short.text)
-                definitions[short.text] = (label, normalize_key(long.text), None)
-                triples.append((short.text, long.text, label))
-                candidates.append(Candidate(long.start, long.end, label, "acronym", SCORES["acronym"], normalize_key(long.text)))
-        for span in doc.spans.get(ACRONYM_KEY, []):
-            if span.label_ == "SHORT" and span.text in definitions:
-                label, key, vocab_id = definitions[span.text]
-                candidates.append(Candidate(span.start, span.end, label, "acronym", SCORES["acronym"], key, vocab_id))
-
-        for span in doc.spans.get(COINAGE_KEY, []):
-            text = span.text
-            entry = vocabulary.lookup(text)
-            guessed = False
-            if text in rejected and entry is None:
-                continue
-            if text in definitions:
-                label, key, vocab_id = definitions[text]
-            elif entry is not None:
-                label, key, vocab_id = entry.type, normalize_key(text), entry.id
-            else:
-                key, vocab_id = normalize_key(text), None
-                if len(text) <= 2 and text.isupper():
-                    continue  # an undefined two-letter acronym ("VC", "NP", "MR"): too ambiguous to keep
-                label = _context_label(doc, span)
-                if label is None:
-                    label, guessed = "METHOD", True
-            score = DEFAULT_COINAGE_SCORE if guessed else SCORES["coinage"]
-            candidates.append(Candidate(span.start, span.end, label, "coinage", score, key, vocab_id, guessed))
-
-        for span in doc.spans.get(MODEL_KEY, []):
-            text = span.text
-            if text in rejected or _generic(span):
-                continue
-            if text in definitions:  # an acronym this doc defines: its definition decides
-                label, key, vocab_id = definitions[text]
-            else:
-                entry = vocabulary.lookup(text)
-                label, key, vocab_id = (entry.type, normalize_key(text), entry.id) if entry is not None else (span.label_, normalize_key(text), None)
-                head = HEAD_TYPES.get(singularize(span[-1].lower_)) if entry is None and label != "TERM" else None
-                if head is not None and head != "HARDWARE":
-                    label = head  # the head noun types the phrase: "… detection" is a task, "… accuracy" a metric
-            candidates.append(Candidate(span.start, span.end, label, "model", SCORES["model"], key, vocab_id))
-
-        for span in doc.spans.get(PHRASE_KEY, []):
-            head = singularize(span[-1].lower_)
-            if self._covered_by_name(span, head, candidates, vocab_spans, doc):
-                continue
-            candidates.append(Candidate(span.start, span.end, span.label_, "noun_chunk", SCORES["noun_chunk"], normalize_key(span.text)))
-
+        vocab_spans = list(doc.spans.get(VOCAB_KEY, []))
+        candidates = _vocab_candidates(vocab_spans)
+        acronyms = _acronym_definitions(doc, vocabulary, doc_text)
+        candidates += acronyms.candidates
+        candidates += _coinage_candidates(doc, vocabulary, acronyms)
+        candidates += _model_candidates(doc, vocabulary, acronyms)
+        candidates += _phrase_candidates(doc, candidates, vocab_spans)
         candidates = [cand for cand in (_tidied(doc, cand, doc_text) for cand in candidates) if cand is not None]
         chosen = _select_in_tiers(candidates, COMBINE_MODES[self.combine])
         _type_evaluation_targets(chosen, doc)
         _adopt_list_types(chosen, doc)
-        spans = []
-        for cand in chosen:
-            span = Span(doc, cand.start, cand.end, label=cand.label)
-            text = span.text
-            pronoun_like = text.lower() in STOP_WORDS and not text.isupper()  # "it", "This"; not "IS"
-            if not any(ch.isalpha() for ch in text) or pronoun_like or len(text) < 2 or not cand.key or cand.key in FIELD_KEYS:
-                continue
-            span._.kg_source = cand.source
-            span._.kg_score = cand.score
-            span._.kg_key = cand.key
-            span._.kg_vocab = cand.vocab
-            span._.kg_role = "used"
-            spans.append(span)
-        doc.spans[SPAN_KEY] = spans
-        doc._.kg_definitions = tuple(triples)
+        doc.spans[SPAN_KEY] = _mention_spans(doc, chosen)
+        doc._.kg_definitions = tuple(acronyms.triples)
         return doc
 
-    @staticmethod
-    def _covered_by_name(span: Span, head: str, named: list[Candidate], vocab_spans: list[Span], doc: Doc) -> bool:
-        """True when a phrase only wraps a better entity: "the xLSTM architecture", "deep neural networks"."""
-        for cand in named:
-            # [modifiers] NAME head, where the head adds nothing (generic) or repeats the name's type.
-            if span.start <= cand.start and cand.end == span.end - 1 and (head in WRAPPER_HEADS or cand.label == span.label_):
-                return True
-            # A curated or coined name of the same type inside: "Intel Loihi 2 neuromorphic chip".
-            if span.start <= cand.start and cand.end < span.end and cand.label == span.label_ and cand.source != "noun_chunk" and any(
-                ch.isupper() for ch in doc[cand.start : cand.end].text
-            ):
-                return True
-        if has_pos(doc):
-            for vspan in vocab_spans:
-                # Adjectives around a curated term of the same type: keep the curated term.
-                if vspan.end == span.end and span.start < vspan.start and vspan.label_ == span.label_:
-                    # Unless the extra words are nouns naming a kind ("edge GPU"): keep the curated term.
-                    if not all(t.pos_ in ("NOUN", "PROPN") or t.text == "-" for t in doc[span.start : vspan.start]):
-                        return True
-        return False
+
+
+@dataclass
+class _Definitions:
+    """The acronyms a doc defines, and the candidates their definitions make."""
+
+    by_short: dict[str, tuple[str, str, str | None]] = field(default_factory=dict)  # short text → (label, key, vocab id)
+    rejected: set[str] = field(default_factory=set)  # short forms whose long form is no entity ("Random Matrix Theory (RMT)")
+    triples: list[tuple[str, str, str]] = field(default_factory=list)  # (short form, long form, type): `doc._.kg_definitions`
+    candidates: list[Candidate] = field(default_factory=list)
+
+    def define(self, short: str, long: Span, label: str, key: str, vocab_id: str | None) -> None:
+        self.by_short[short] = (label, key, vocab_id)
+        self.triples.append((short, long.text, label))
+        self.candidates.append(Candidate(long.start, long.end, label, "acronym", SCORES["acronym"], key, vocab_id))
+
+
+def _vocab_candidates(vocab_spans: list[Span]) -> list[Candidate]:
+    """Curated terms (`kg_vocab`), typed and keyed by the vocabulary."""
+    return [Candidate(span.start, span.end, span.label_, "vocab", SCORES["vocab"], normalize_key(span.text), span.kb_id_) for span in vocab_spans]
+
+
+def _acronym_definitions(doc: Doc, vocabulary: Vocabulary, doc_text: str) -> _Definitions:
+    """Acronym definitions (`kg_abbreviations`): short and long form share the long form's key
+    and type; a long form that is no entity leaves its short form rejected."""
+    found = _Definitions()
+    pairs = doc._.kg_abbreviations or ()
+    for short, long in pairs:
+        label, vocab_id = _long_form_label(long, short, vocabulary)
+        if tidy(doc, long.start, long.end, doc_text) is None:
+            continue  # the long form runs over markup ("T**ruthfulness **S**eparator"): no definition
+        if label is None:
+            found.rejected.add(short.text)
+            continue
+        found.define(short.text, long, label, normalize_key(long.text), vocab_id)
+    # "multi-agent optimal stopping (MAOS)" next to "mean-field optimal stopping (MFOS) problem":
+    # a long form with an unknown head takes the type of another long form with the same head.
+    head_labels = {long[-1].lower_: found.by_short[short.text][0] for short, long in pairs if short.text in found.by_short}
+    for short, long in pairs:
+        if short.text in found.rejected and long[-1].lower_ in head_labels and singularize(long[-1].lower_) not in NON_ENTITY_HEADS:
+            found.rejected.discard(short.text)
+            found.define(short.text, long, head_labels[long[-1].lower_], normalize_key(long.text), None)
+    # Every use of a defined short form (`kg_acronym`) is a mention of the long form's concept.
+    for span in doc.spans.get(ACRONYM_KEY, []):
+        if span.label_ == "SHORT" and span.text in found.by_short:
+            label, key, vocab_id = found.by_short[span.text]
+            found.candidates.append(Candidate(span.start, span.end, label, "acronym", SCORES["acronym"], key, vocab_id))
+    return found
+
+
+def _coinage_candidates(doc: Doc, vocabulary: Vocabulary, acronyms: _Definitions) -> list[Candidate]:
+    """Coined names (`kg_coinage`), typed by a definition, the vocabulary or their context, else
+    guessed to be methods at a lower score."""
+    found = []
+    for span in doc.spans.get(COINAGE_KEY, []):
+        text = span.text
+        entry = vocabulary.lookup(text)
+        guessed = False
+        if text in acronyms.rejected and entry is None:
+            continue
+        label: str | None
+        if text in acronyms.by_short:
+            label, key, vocab_id = acronyms.by_short[text]
+        elif entry is not None:
+            label, key, vocab_id = entry.type, normalize_key(text), entry.id
+        else:
+            key, vocab_id = normalize_key(text), None
+            if len(text) <= 2 and text.isupper():
+                continue  # an undefined two-letter acronym ("VC", "NP", "MR"): too ambiguous to keep
+            label = _context_label(doc, span)
+            if label is None:
+                label, guessed = "METHOD", True
+        score = DEFAULT_COINAGE_SCORE if guessed else SCORES["coinage"]
+        found.append(Candidate(span.start, span.end, label, "coinage", score, key, vocab_id, guessed))
+    return found
+
+
+def _model_candidates(doc: Doc, vocabulary: Vocabulary, acronyms: _Definitions) -> list[Candidate]:
+    """The trained recognizer's spans (`kg_recognizer`), less the generic ones; a definition or
+    the vocabulary types them first, then a typed head noun."""
+    found = []
+    for span in doc.spans.get(MODEL_KEY, []):
+        text = span.text
+        if text in acronyms.rejected or _generic(span):
+            continue
+        if text in acronyms.by_short:  # an acronym this doc defines: its definition decides
+            label, key, vocab_id = acronyms.by_short[text]
+        else:
+            entry = vocabulary.lookup(text)
+            label, key, vocab_id = (entry.type, normalize_key(text), entry.id) if entry is not None else (span.label_, normalize_key(text), None)
+            head = HEAD_TYPES.get(singularize(span[-1].lower_)) if entry is None and label != "TERM" else None
+            if head is not None and head != "HARDWARE":
+                label = head  # the head noun types the phrase: "… detection" is a task, "… accuracy" a metric
+        found.append(Candidate(span.start, span.end, label, "model", SCORES["model"], key, vocab_id))
+    return found
+
+
+def _phrase_candidates(doc: Doc, named: list[Candidate], vocab_spans: list[Span]) -> list[Candidate]:
+    """Head-typed noun phrases (`kg_phrase`), less those that only wrap a better entity: one of
+    `named`, or a phrase kept before."""
+    found: list[Candidate] = []
+    for span in doc.spans.get(PHRASE_KEY, []):
+        head = singularize(span[-1].lower_)
+        if _covered_by_name(span, head, chain(named, found), vocab_spans, doc):
+            continue
+        found.append(Candidate(span.start, span.end, span.label_, "noun_chunk", SCORES["noun_chunk"], normalize_key(span.text)))
+    return found
+
+
+def _covered_by_name(span: Span, head: str, named: Iterable[Candidate], vocab_spans: list[Span], doc: Doc) -> bool:
+    """True when a phrase only wraps a better entity: "the xLSTM architecture", "deep neural networks"."""
+    for cand in named:
+        # [modifiers] NAME head, where the head adds nothing (generic) or repeats the name's type.
+        if span.start <= cand.start and cand.end == span.end - 1 and (head in WRAPPER_HEADS or cand.label == span.label_):
+            return True
+        # A curated or coined name of the same type inside: "Intel Loihi 2 neuromorphic chip".
+        if span.start <= cand.start and cand.end < span.end and cand.label == span.label_ and cand.source != "noun_chunk" and any(
+            ch.isupper() for ch in doc[cand.start : cand.end].text
+        ):
+            return True
+    if has_pos(doc):
+        for vspan in vocab_spans:
+            # Adjectives around a curated term of the same type: keep the curated term.
+            if vspan.end == span.end and span.start < vspan.start and vspan.label_ == span.label_:
+                # Unless the extra words are nouns naming a kind ("edge GPU"): keep the curated term.
+                if not all(t.pos_ in ("NOUN", "PROPN") or t.text == "-" for t in doc[span.start : vspan.start]):
+                    return True
+    return False
+
+
+def _mention_spans(doc: Doc, chosen: list[Candidate]) -> list[Span]:
+    """The chosen candidates as spans with their extensions set, less those that name nothing:
+    no letter, a pronoun, one character, no key, or a research field."""
+    spans = []
+    for cand in chosen:
+        span = Span(doc, cand.start, cand.end, label=cand.label)
+        text = span.text
+        pronoun_like = text.lower() in STOP_WORDS and not text.isupper()  # "it", "This"; not "IS"
+        if not any(ch.isalpha() for ch in text) or pronoun_like or len(text) < 2 or not cand.key or cand.key in FIELD_KEYS:
+            continue
+        span._.kg_source = cand.source
+        span._.kg_score = cand.score
+        span._.kg_key = cand.key
+        span._.kg_vocab = cand.vocab
+        span._.kg_role = "used"
+        spans.append(span)
+    return spans
 
 
 def _generic(span: Span) -> bool:
