@@ -6,8 +6,9 @@ Public API (imports are lazy so reading a graph never loads spaCy)::
     g = kg.load("out")                    # networkx.DiGraph written by `kg build`
     kg.related(g, "HippoRAG", top=10)     # [RelatedPaper(id, title, score, reasons), …]
     kg.build(["seeds/"], "out")           # BuildSummary; every stage, as `kg build` runs them
+    kg.build(["seeds/"], "out", kg.BuildOptions(workers=1, embed=True))  # `kg build`'s options
 
-These are plain functions, imported on first use from the modules that define them
+These are plain functions (and the build's options record), imported on first use from the modules that define them
 (`kg.graph`, `kg.related_work.rank`, `kg.builder`, `kg.ingest`); no module is named like them.
 """
 
@@ -22,6 +23,7 @@ _LAZY = {
     "load": "kg.graph:load",
     "related": "kg.related_work.rank:related",
     "build": "kg.builder:build",
+    "BuildOptions": "kg.builder:BuildOptions",
     "read_corpus": "kg.ingest:read_corpus",
 }
 

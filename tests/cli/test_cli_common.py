@@ -53,7 +53,6 @@ def test_parse_types() -> None:
 @pytest.mark.parametrize(("command", "name", "literal"), [
     ("export", "--format", "kg.rdf.terms:ExportFormat"),
     ("sparql", "--backend", "kg.sparql.engine:Backend"),
-    ("eval", "--map", "kg.training.evaluate:Mapping"),
 ])
 def test_a_choice_passed_on_as_a_literal_offers_exactly_its_values(command: str, name: str, literal: str) -> None:
     from typing import get_args
