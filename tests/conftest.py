@@ -48,6 +48,22 @@ EVIL_ABSTRACT = (
 )
 
 
+# ---- the opt-in legs -------------------------------------------------------------------------
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A torch test asked for (``pytest -m torch``) fails, not skips, where torch is missing."""
+    if item.get_closest_marker("torch") is not None:
+        from kg.related_work import embed
+
+        if not embed.available("torch"):
+            pytest.fail(
+                "the torch tests need the embed-torch extra: pip install -e '.[test,embed-torch]' "
+                "(where pip would pick a CUDA build of torch, install a CPU build of torch first)",
+                pytrace=False,
+            )
+
+
 # ---- the repository and ../shared ----------------------------------------------------------
 
 

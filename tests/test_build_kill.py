@@ -148,10 +148,8 @@ def test_random_kills_leave_one_generation(references, tmp_path):
 
 
 @pytest.mark.slow
-def test_many_random_kills(references, tmp_path, request):
-    """20 kills (about 2 minutes): only when asked for, ``pytest -m slow``."""
-    if "slow" not in (request.config.getoption("markexpr") or ""):
-        pytest.skip("20 kills take about 2 minutes; run with -m slow")
+def test_many_random_kills(references, tmp_path):
+    """20 kills (about 2 minutes): the slow leg, ``pytest -m slow``."""
     seed = int(os.environ.get("KG_KILL_SEED", "13"))
     outcome = kill_builds(references, tmp_path / "out", kills=20, seed=seed)
     print(f"\n20 kills (seed {seed}): {outcome}")

@@ -181,10 +181,8 @@ def _many_hostile_corpora(corpus):
 
 
 @pytest.mark.slow
-def test_hostile_corpora_many(request):
-    """1,000 examples (about 4 minutes): only when asked for, ``pytest -m slow``."""
-    if "slow" not in (request.config.getoption("markexpr") or ""):
-        pytest.skip("1,000 hostile corpora: run with -m slow")
+def test_hostile_corpora_many():
+    """1,000 examples (about 4 minutes): the slow leg, ``pytest -m slow``."""
     _many_hostile_corpora()
 
 

@@ -269,7 +269,7 @@ def setup_commands() -> tuple[str, str, str]:
     return build.body[0], tests.body[0], embedded.body[0]
 
 
-@pytest.mark.slow
+@pytest.mark.network
 def test_the_embed_setup_line_installs_and_builds_in_a_fresh_copy(tmp_path) -> None:
     """The set-up line with embeddings, verbatim, in a fresh copy of the repository with a venv of
     its own (pip reads PyPI, as on a fresh machine): it must install no torch and embed all 38 seeds."""

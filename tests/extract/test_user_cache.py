@@ -219,7 +219,6 @@ def test_processes_finding_one_damaged_file_at_once_move_it_aside_once(tmp_path)
         assert 1 <= sum(cache.entries_by_version().values()) <= 4
 
 
-@pytest.mark.filterwarnings("ignore::kg.errors.CacheSetAside")
 def test_two_users_that_found_the_same_damage_move_only_the_damaged_file(tmp_path, monkeypatch):
     """Both have seen the damage before either moves the file (a barrier holds them there): the
     first moves it aside; the second then finds another file at the path and leaves it alone."""
@@ -247,10 +246,11 @@ def test_two_users_that_found_the_same_damage_move_only_the_damaged_file(tmp_pat
             errors.append(error)
 
     threads = [threading.Thread(target=use, args=(w,)) for w in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
+    with pytest.warns(CacheSetAside, match=r"could not be used .*; moved it to extract\.sqlite\.damaged-"):
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=60)
     assert errors == []
     aside = [p.name for p in tmp_path.iterdir() if ".damaged-" in p.name and not p.name.endswith(("-wal", "-shm", "-journal"))]
     assert len(aside) == 1, aside
