@@ -77,15 +77,15 @@ def timed_build(corpus: Path, out: Path) -> tuple[float, float, float]:
     """A complete build as a subprocess: seconds in all, from its build folder on, and from
     its graph.json on (the last writes and the switch)."""
     began = time.monotonic()
-    process = start(corpus, out)
     writing = late = None
-    while process.poll() is None:
-        if writing is None and building(out):
-            writing = time.monotonic()
-        if late is None and building(out, "graph.json"):
-            late = time.monotonic()
-        time.sleep(0.002)
-    assert process.returncode == 0, process.stderr.read()
+    with start(corpus, out) as process:  # closes its pipes
+        while process.poll() is None:
+            if writing is None and building(out):
+                writing = time.monotonic()
+            if late is None and building(out, "graph.json"):
+                late = time.monotonic()
+            time.sleep(0.002)
+        assert process.returncode == 0, process.stderr.read()
     ended = time.monotonic()
     return ended - began, ended - (writing or began), ended - (late or writing or began)
 
