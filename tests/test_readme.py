@@ -296,6 +296,7 @@ def test_the_embed_setup_line_installs_and_builds_in_a_fresh_copy(tmp_path) -> N
 def test_ci_runs_the_readme_test_command_verbatim() -> None:
     _, tests, _ = setup_commands()
     assert tests.endswith(".venv/bin/python -m pytest") and "pip install -q -e '.[test]'" in tests
+    assert "torch" not in tests  # the torch leg is CI's (.ci/run), not the newcomer's
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     assert tests in ci  # a whole, uncommented line
 
