@@ -109,25 +109,14 @@ def test_a_texts_vector_does_not_depend_on_its_batch(vectors, name):
         assert np.array_equal(encode([TEXTS[row]])[0], vectors(name)[row]), name
 
 
-def test_the_default_embedder_imports_no_torch(tmp_path):
-    # Stand-ins for torch and friends first on the path: importing one would show in sys.modules
-    # (and fail on use), whether or not the real packages are installed.
-    for module in ("torch", "sentence_transformers", "transformers"):
-        (tmp_path / module).mkdir()
-        (tmp_path / module / "__init__.py").write_text("")
+def test_the_default_embedder_imports_no_torch(torch_stand_ins):
     code = (
         "import sys; from kg.related_work import embed; v = embed.encoder()(['a text about graphs']); "
         "print(v.shape, sorted(m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules))"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False, env=stand_ins_first(tmp_path))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False, env=torch_stand_ins)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[-2] == "(1, 384) []"
-
-
-def stand_ins_first(folder: Path) -> dict[str, str]:
-    import os
-
-    return {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(folder), os.environ.get("PYTHONPATH")) if p)}
 
 
 def fake_encode(texts: list[str]) -> np.ndarray:
