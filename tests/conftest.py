@@ -21,6 +21,7 @@ Session-scoped, built once:
 * ``make_graph()`` — a hand-made graph for the HTML page: 3 papers, 8 concepts, one paper and
   one concept carrying XSS payloads (``evil_abstract``); a fresh copy per call;
 * ``nlp`` — kg's cached spaCy pipeline;
+* ``torch_stand_ins`` — a subprocess environment in which importing torch (or sentence-transformers) shows;
 * ``shacl_shapes``, ``ontology`` — schemas/shapes.ttl and schemas/kg.ttl parsed with rdflib.
 """
 
@@ -46,6 +47,22 @@ EVIL_ABSTRACT = (
     "<img src=x onerror=\"window.__pwned = 'img'\"> and "
     "<a href=\"javascript:window.__pwned = 'link'\">links</a> \u2028 <!-- <svg onload=window.__pwned=1>"
 )
+
+
+# ---- the opt-in legs -------------------------------------------------------------------------
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A torch test asked for (``pytest -m torch``) fails, not skips, where torch is missing."""
+    if item.get_closest_marker("torch") is not None:
+        from kg.related_work import embed
+
+        if not embed.available("torch"):
+            pytest.fail(
+                "the torch tests need the embed-torch extra: pip install -e '.[test,embed-torch]' "
+                "(where pip would pick a CUDA build of torch, install a CPU build of torch first)",
+                pytrace=False,
+            )
 
 
 # ---- the repository and ../shared ----------------------------------------------------------
@@ -99,6 +116,18 @@ def private_cache(tmp_path_factory, monkeypatch) -> Path:
     monkeypatch.setenv("KG_CACHE_DIR", str(folder / "kg"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(folder / "xdg"))
     return folder / "kg"
+
+
+@pytest.fixture
+def torch_stand_ins(tmp_path_factory) -> dict[str, str]:
+    """An environment for a subprocess with empty stand-ins for torch, sentence_transformers and
+    transformers first on its path: importing one shows in sys.modules (and fails on use),
+    whether or not the real packages are installed."""
+    folder = tmp_path_factory.mktemp("stand-ins")
+    for module in ("torch", "sentence_transformers", "transformers"):
+        (folder / module).mkdir()
+        (folder / module / "__init__.py").write_text("", encoding="utf-8")
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(folder), os.environ.get("PYTHONPATH")) if p)}
 
 
 # ---- `kg build seeds/`, once ---------------------------------------------------------------

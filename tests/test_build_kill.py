@@ -4,7 +4,8 @@ After every kill, out/ must show exactly one build: every output file equal to t
 two known-complete builds (corpus A: seeds/, corpus B: one seed file). The next complete build
 must remove what the killed ones left. Kill times are seeded (``KG_KILL_SEED``, default 13);
 a third fall anywhere in a build, a third once its ``build-…`` folder appears, a third once its
-graph.json is written (the last files, the rename, the links and the switch). 3 kills by default; ``pytest -m slow`` runs `test_many_random_kills` with 20.
+graph.json is written (the last files, the rename, the links and the switch). The slow leg (``pytest -m slow``): 3 kills, then `test_many_random_kills` with 20; the default leg kills one build
+(`test_a_killed_build_keeps_the_extractions_it_finished`).
 """
 
 from __future__ import annotations
@@ -77,15 +78,15 @@ def timed_build(corpus: Path, out: Path) -> tuple[float, float, float]:
     """A complete build as a subprocess: seconds in all, from its build folder on, and from
     its graph.json on (the last writes and the switch)."""
     began = time.monotonic()
-    process = start(corpus, out)
     writing = late = None
-    while process.poll() is None:
-        if writing is None and building(out):
-            writing = time.monotonic()
-        if late is None and building(out, "graph.json"):
-            late = time.monotonic()
-        time.sleep(0.002)
-    assert process.returncode == 0, process.stderr.read()
+    with start(corpus, out) as process:  # closes its pipes
+        while process.poll() is None:
+            if writing is None and building(out):
+                writing = time.monotonic()
+            if late is None and building(out, "graph.json"):
+                late = time.monotonic()
+            time.sleep(0.002)
+        assert process.returncode == 0, process.stderr.read()
     ended = time.monotonic()
     return ended - began, ended - (writing or began), ended - (late or writing or began)
 
@@ -141,6 +142,9 @@ def kill_builds(references: dict, out: Path, kills: int, seed: int) -> dict[str,
     return outcome
 
 
+# Real processes killed at random: the slow leg. In the default one, tests/test_generations.py
+# looks at out/ after every rename a build makes, and at a second build meeting the lock.
+@pytest.mark.slow
 def test_random_kills_leave_one_generation(references, tmp_path):
     seed = int(os.environ.get("KG_KILL_SEED", "13"))
     outcome = kill_builds(references, tmp_path / "out", kills=3, seed=seed)
@@ -148,16 +152,15 @@ def test_random_kills_leave_one_generation(references, tmp_path):
 
 
 @pytest.mark.slow
-def test_many_random_kills(references, tmp_path, request):
-    """20 kills (about 2 minutes): only when asked for, ``pytest -m slow``."""
-    if "slow" not in (request.config.getoption("markexpr") or ""):
-        pytest.skip("20 kills take about 2 minutes; run with -m slow")
+def test_many_random_kills(references, tmp_path):
+    """20 kills (about 2 minutes): the slow leg, ``pytest -m slow``."""
     seed = int(os.environ.get("KG_KILL_SEED", "13"))
     outcome = kill_builds(references, tmp_path / "out", kills=20, seed=seed)
     print(f"\n20 kills (seed {seed}): {outcome}")
     assert outcome["old"] > 0 and outcome["new"] + outcome["finished"] > 0  # both sides of the switch were hit
 
 
+@pytest.mark.slow
 def test_a_second_concurrent_build_fails_at_once_and_the_first_completes(references, tmp_path):
     corpora, hashes = references["corpora"], references["hashes"]
     out = tmp_path / "out"

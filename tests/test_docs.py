@@ -266,7 +266,7 @@ def skip_reason(block: Block, work: Path) -> str | None:
     return None
 
 
-@pytest.mark.slow
+# In the default leg: the README's test command checks every example the README and the pages show.
 @pytest.mark.parametrize("block", CONSOLE, ids=[block.where for block in CONSOLE])
 def test_console_block_output_is_real(block: Block, doc_runs) -> None:
     if isinstance(doc_runs[block.where], str):
@@ -362,7 +362,7 @@ def setup_commands() -> tuple[str, str, str]:
     return build.body[0], tests.body[0], embedded.body[0]
 
 
-@pytest.mark.slow
+@pytest.mark.network
 def test_the_embed_setup_line_installs_and_builds_in_a_fresh_copy(tmp_path) -> None:
     """The set-up line with embeddings, verbatim, in a fresh copy of the repository with a venv of
     its own (pip reads PyPI, as on a fresh machine): it must install no torch and embed all 38 seeds."""
@@ -389,6 +389,7 @@ def test_the_embed_setup_line_installs_and_builds_in_a_fresh_copy(tmp_path) -> N
 def test_ci_runs_the_readme_test_command_verbatim() -> None:
     _, tests, _ = setup_commands()
     assert tests.endswith(".venv/bin/python -m pytest") and "pip install -q -e '.[test]'" in tests
+    assert "torch" not in tests  # the torch leg is CI's (.ci/run), not the newcomer's
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     assert tests in ci  # a whole, uncommented line
 

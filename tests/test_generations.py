@@ -16,7 +16,7 @@ import pytest
 
 from kg.builder import OUTPUT_FILES, BuildOptions, build
 from kg.cli import main
-from kg.errors import ExitCode, OutputError
+from kg.errors import ExitCode, OutputError, UserFileSetAside
 from kg.extract.cache import CACHE_FILE
 from kg.generations import KG_DIR, Generation, OutputLock, current_generation, resolve
 from kg.graph import content_id
@@ -243,8 +243,10 @@ def test_kg_html_over_the_link_writes_a_page_and_the_next_build_links_it_again(t
     assert main(["html", "--graph", str(out), "--min-papers", "2"]) == 0
     assert not (out / "graph.html").is_symlink()  # a page of its own; the generation is untouched
     assert (out / KG_DIR / current_generation(out) / "graph.html").read_bytes() == generation_page
-    build([b], out, BuildOptions(recognizer=None))
+    with pytest.warns(UserFileSetAside, match=r"graph\.html was not written by kg; renamed it graph\.html\.user-"):
+        build([b], out, BuildOptions(recognizer=None))  # the page of its own is kept under another name
     assert os.readlink(out / "graph.html") == ".kg/current/graph.html"
+    assert [p.name.startswith("graph.html.user-") for p in out.glob("graph.html.*")] == [True]
 
 
 def test_a_folder_where_an_output_link_goes_is_one_error_and_changes_nothing(tmp_path, corpora, capsys):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -25,6 +26,23 @@ OUTPUTS = ("papers.jsonl", "entities.jsonl", "concepts.jsonl", "graph.json", "gr
 @pytest.fixture(scope="module")
 def seed_records(seeds: Path) -> list[dict]:
     return [{"id": p.id, "title": p.title, "abstract": p.abstract} for p in read_corpus([str(seeds)]).papers]
+
+
+@pytest.fixture(scope="module")
+def filled_cache(seed_records, tmp_path_factory) -> Path:
+    """An extraction cache holding every seed paper and the edited one of `_changed_corpus`."""
+    from kg.extract.runner import run_extraction
+
+    folder = tmp_path_factory.mktemp("incremental")
+    corpus = _write(folder / "all.jsonl", [*seed_records, *_changed_corpus(seed_records)])
+    run_extraction(read_corpus([str(corpus)]).papers, cache_dir=folder / "cache")
+    return folder / "cache"
+
+
+@pytest.fixture
+def cache(filled_cache, tmp_path) -> Path:
+    """A copy of `filled_cache` for this test: its builds extract nothing (what they reuse is the subject)."""
+    return Path(shutil.copytree(filled_cache, tmp_path / "cache"))
 
 
 @pytest.fixture
@@ -56,10 +74,9 @@ def _changed_corpus(records: list[dict]) -> list[dict]:
 
 
 @pytest.mark.parametrize("change", ["add-remove-edit", "only-add", "unchanged"])
-def test_rebuild_equals_a_build_from_scratch(seed_records, tmp_path, pinned_time, change):
+def test_rebuild_equals_a_build_from_scratch(seed_records, cache, tmp_path, pinned_time, change):
     first = seed_records[:30]
     second = {"add-remove-edit": _changed_corpus(seed_records), "only-add": seed_records[:33], "unchanged": first}[change]
-    cache = tmp_path / "cache"  # shared: extraction is the same either way, and only runs once
     build([str(_write(tmp_path / "first.jsonl", first))], tmp_path / "out", BuildOptions(cache_dir=cache))
     again = build([str(_write(tmp_path / "second.jsonl", second))], tmp_path / "out", BuildOptions(cache_dir=cache))
     fresh = build([str(tmp_path / "second.jsonl")], tmp_path / "fresh", BuildOptions(cache_dir=cache, no_cache=False))
@@ -84,8 +101,7 @@ def _damage(turtle: Path, fragments: list[int]) -> None:
 
 
 @pytest.mark.parametrize("damaged", ["one", "all"])
-def test_a_damaged_fragment_is_made_again(seed_records, tmp_path, pinned_time, damaged):
-    cache = tmp_path / "cache"
+def test_a_damaged_fragment_is_made_again(seed_records, cache, tmp_path, pinned_time, damaged):
     build([str(_write(tmp_path / "a.jsonl", seed_records[:20]))], tmp_path / "out", BuildOptions(cache_dir=cache))
     turtle = current_folder(tmp_path / "out") / "graph.ttl"
     count = len(FragmentIndex.load(index_path(turtle)))
@@ -217,10 +233,9 @@ def test_fragment_by_fragment_turtle_is_the_one_stream_turtle(seeds_graph, sampl
         assert (tmp_path / f"fragments-{n}.ttl").read_bytes() == (tmp_path / f"stream-{n}.ttl").read_bytes()
 
 
-def test_the_store_is_reloaded_when_much_changed_or_it_holds_another_build(seed_records, tmp_path, pinned_time):
+def test_the_store_is_reloaded_when_much_changed_or_it_holds_another_build(seed_records, cache, tmp_path, pinned_time):
     from kg.rdf.store import open_store
 
-    cache = tmp_path / "cache"
     build([str(_write(tmp_path / "a.jsonl", seed_records[:10]))], tmp_path / "out", BuildOptions(cache_dir=cache))
     # most fragments change: one bulk load is cheaper than the diff
     much = build([str(_write(tmp_path / "b.jsonl", seed_records[10:30]))], tmp_path / "out", BuildOptions(cache_dir=cache))
@@ -234,11 +249,10 @@ def test_the_store_is_reloaded_when_much_changed_or_it_holds_another_build(seed_
     assert _store_rows(tmp_path / "out") == _store_rows(tmp_path / "fresh") and fresh.store == "loaded"
 
 
-def test_a_failed_store_update_falls_back_to_a_reload(seed_records, tmp_path, pinned_time, monkeypatch):
+def test_a_failed_store_update_falls_back_to_a_reload(seed_records, cache, tmp_path, pinned_time, monkeypatch):
     import kg.rdf.store
     from kg.rdf.fragments import FragmentDiff
 
-    cache = tmp_path / "cache"
     build([str(_write(tmp_path / "a.jsonl", seed_records[:20]))], tmp_path / "out", BuildOptions(cache_dir=cache))
     monkeypatch.setattr(kg.rdf.store, "changed_fragments", lambda old, new: FragmentDiff(b"not turtle <", b"", 1, 100))
     again = build([str(_write(tmp_path / "b.jsonl", seed_records[:21]))], tmp_path / "out", BuildOptions(cache_dir=cache))
@@ -264,14 +278,14 @@ def test_default_workers_follow_a_container_quota(monkeypatch, tmp_path):
     assert runner._cgroup_cpus() is None
 
 
-def test_updates_piling_up_compact_the_store(seed_records, tmp_path, pinned_time, monkeypatch):
+def test_updates_piling_up_compact_the_store(seed_records, cache, tmp_path, pinned_time, monkeypatch):
     """Every update leaves small RocksDB files behind: after COMPACT_AFTER_UPDATES updates (or
     COMPACT_AFTER_SHARE of the fragments changed by them) the store is compacted, and counting restarts."""
     from kg.rdf import store as kg_store
 
     monkeypatch.setattr(kg_store, "COMPACT_AFTER_UPDATES", 2)
     monkeypatch.setattr(kg_store, "COMPACT_AFTER_SHARE", 1.0)
-    cache, out = tmp_path / "cache", tmp_path / "out"
+    out = tmp_path / "out"
     build([str(_write(tmp_path / "0.jsonl", seed_records[:30]))], out, BuildOptions(cache_dir=cache))
     hows = []
     for step in range(1, 4):  # one more paper each time: a small change, so the store is updated

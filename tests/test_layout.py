@@ -90,3 +90,31 @@ def test_ci_lints_with_ruff_before_the_tests() -> None:
     assert "ruff check src tests bench" in ci and ci.index("ruff check") < ci.index("-m pytest")
     lint = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["ruff"]["lint"]
     assert {"E", "F", "I", "B"} <= set(lint["select"])
+
+
+def _pytest_options() -> dict:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["pytest"]["ini_options"]
+
+
+def test_the_default_leg_leaves_out_the_opt_in_markers_and_ci_runs_each() -> None:
+    """`pytest` alone leaves out the slow, torch and network tests (pyproject's addopts);
+    .ci/run runs each of those legs after the default one, none commented out."""
+    options = _pytest_options()
+    left_out = set(re.findall(r"\bnot (\w+)", options["addopts"]))
+    assert left_out == {"slow", "torch", "network"}
+    assert left_out <= {marker.split(":")[0] for marker in options["markers"]}
+    lines = [line for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines() if not line.lstrip().startswith("#")]
+    default = next(i for i, line in enumerate(lines) if line.endswith(".venv/bin/python -m pytest"))
+    for marker in left_out:
+        assert [line for line in lines[default + 1 :] if re.search(rf"-m pytest -m \"?{marker}\b", line)], f".ci/run runs no {marker} leg"
+
+
+def test_warnings_are_errors_but_for_named_third_party_ones() -> None:
+    """Every warning fails its test, except those filtered by category, message and a module
+    that is not kg's: a warning of kg's own is fixed or asserted with pytest.warns."""
+    filters = _pytest_options()["filterwarnings"]
+    assert filters[0] == "error" and len(filters) > 1
+    for entry in filters[1:]:
+        action, message, category, module = entry.split(":")[:4]
+        assert action == "ignore" and message and category.endswith("Warning") and module, entry
+        assert not re.match(module, "kg") and not re.match(module, "kg.cli"), entry

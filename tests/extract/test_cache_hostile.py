@@ -5,32 +5,40 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
+from kg.builder import BuildOptions, build
+from kg.cli import main
 from kg.extract.cache import CACHE_FILE
 
 
-def kg(*args: str, cache: Path) -> subprocess.CompletedProcess:
-    import os
+@pytest.fixture
+def kg(capsys, monkeypatch):
+    """`kg(*args, cache=FOLDER)`: the CLI in this process with KG_CACHE_DIR=FOLDER (spaCy is
+    loaded once, not per command); its exit status, stdout and stderr."""
 
-    env = {**os.environ, "KG_CACHE_DIR": str(cache)}
-    return subprocess.run([sys.executable, "-m", "kg", *args], capture_output=True, text=True, timeout=600, env=env)
+    def run(*args: str, cache: Path) -> SimpleNamespace:
+        monkeypatch.setenv("KG_CACHE_DIR", str(cache))
+        capsys.readouterr()
+        status = main(list(args))
+        out, err = capsys.readouterr()
+        return SimpleNamespace(returncode=status or 0, stdout=out, stderr=err)
+
+    return run
 
 
 @pytest.fixture(scope="module")
 def filled_cache(seeds, tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("filled") / "cache"
-    done = kg("build", str(seeds), "-o", str(folder.parent / "out"), "-q", cache=folder)
-    assert done.returncode == 0, done.stderr
+    build([str(seeds)], folder.parent / "out", BuildOptions(cache_dir=folder))
     return folder
 
 
 @pytest.mark.parametrize("row", ["first", "last"])
-def test_a_row_that_is_not_utf8_is_a_miss_not_an_error(filled_cache, seeds, tmp_path, row):
+def test_a_row_that_is_not_utf8_is_a_miss_not_an_error(kg, filled_cache, seeds, tmp_path, row):
     cache = Path(shutil.copytree(filled_cache, tmp_path / "cache"))
     db = sqlite3.connect(cache / CACHE_FILE)
     pick = "min" if row == "first" else "max"
@@ -46,7 +54,7 @@ def test_a_row_that_is_not_utf8_is_a_miss_not_an_error(filled_cache, seeds, tmp_
     assert kg("cache", "prune", cache=cache).returncode == 0
 
 
-def test_a_full_disk_under_the_cache_warns_and_the_build_goes_on(tmpfs, seeds, tmp_path):
+def test_a_full_disk_under_the_cache_warns_and_the_build_goes_on(kg, tmpfs, seeds, tmp_path):
     cache = tmpfs(200) / "cache"  # 200 kB: the seeds' extractions do not fit
     done = kg("build", str(seeds), "-o", str(tmp_path / "out"), "--embed", cache=cache)
     assert done.returncode == 0, done.stderr
@@ -55,7 +63,7 @@ def test_a_full_disk_under_the_cache_warns_and_the_build_goes_on(tmpfs, seeds, t
     assert (tmp_path / "out" / "graph.json").is_file() and (tmp_path / "out" / "embeddings.npy").is_file()
 
 
-def test_a_folder_where_the_cache_file_goes_is_moved_aside(seeds, tmp_path):
+def test_a_folder_where_the_cache_file_goes_is_moved_aside(kg, seeds, tmp_path):
     cache = tmp_path / "cache"
     (cache / CACHE_FILE).mkdir(parents=True)
     (cache / CACHE_FILE / "keep.txt").write_text("mine")

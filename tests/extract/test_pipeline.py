@@ -32,7 +32,10 @@ def test_missing_recognizer_runs_on_rules_and_warns_once(monkeypatch):
     monkeypatch.setattr(pipeline, "default_recognizer", lambda: None)
     name = "kg_test_no_recognizer"
     monkeypatch.setattr(pipeline, "_statistical", lambda model: None)
-    with pytest.warns(pipeline.NoRecognizerWarning, match="trained entity recognizer is not installed"):
+    with (
+        pytest.warns(pipeline.BlankPipelineWarning, match="kg_test_no_recognizer' is not installed; extracting with a blank English pipeline"),
+        pytest.warns(pipeline.NoRecognizerWarning, match="trained entity recognizer is not installed"),
+    ):
         rules = pipeline.load_pipeline(name)
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -201,7 +201,6 @@ def _open_damaged(folder: str, worker: int) -> None:
                 assert cache.get_many([f"k{worker}"]) == {f"k{worker}": VALUE}
 
 
-@pytest.mark.slow
 def test_processes_finding_one_damaged_file_at_once_move_it_aside_once(tmp_path):
     """Each sees the damage; one moves the file aside, the others find a new file there and
     use it (or go without): the new file is never moved aside in turn."""
@@ -219,7 +218,6 @@ def test_processes_finding_one_damaged_file_at_once_move_it_aside_once(tmp_path)
         assert 1 <= sum(cache.entries_by_version().values()) <= 4
 
 
-@pytest.mark.filterwarnings("ignore::kg.errors.CacheSetAside")
 def test_two_users_that_found_the_same_damage_move_only_the_damaged_file(tmp_path, monkeypatch):
     """Both have seen the damage before either moves the file (a barrier holds them there): the
     first moves it aside; the second then finds another file at the path and leaves it alone."""
@@ -247,10 +245,11 @@ def test_two_users_that_found_the_same_damage_move_only_the_damaged_file(tmp_pat
             errors.append(error)
 
     threads = [threading.Thread(target=use, args=(w,)) for w in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
+    with pytest.warns(CacheSetAside, match=r"could not be used .*; moved it to extract\.sqlite\.damaged-"):
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=60)
     assert errors == []
     aside = [p.name for p in tmp_path.iterdir() if ".damaged-" in p.name and not p.name.endswith(("-wal", "-shm", "-journal"))]
     assert len(aside) == 1, aside
@@ -268,7 +267,6 @@ def _writer(folder: str, worker: int, batches: int) -> None:
             assert cache.get_many([f"w{worker}-{batch}-0", f"w{(worker + 1) % 8}-0-0"]).get(f"w{worker}-{batch}-0") == VALUE
 
 
-@pytest.mark.slow
 def test_many_processes_write_one_cache_at_once(tmp_path):
     """Eight processes, each opening a new cache file at the same moment and writing 20
     transactions of 64 rows while reading the others': none fails, every row is there."""
@@ -294,13 +292,15 @@ def _open_at_once(folder: str, start, failures) -> None:
         failures.put(str(error))
 
 
-def test_processes_opening_a_new_cache_at_the_same_moment_all_use_it(tmp_path):
+@pytest.mark.parametrize("rounds", [8, pytest.param(40, marks=pytest.mark.slow)])
+def test_processes_opening_a_new_cache_at_the_same_moment_all_use_it(tmp_path, rounds: int):
     """Switching a new file to WAL needs it alone, and SQLite refused ("database is locked")
     without waiting when another process had it open: two builds starting on a new cache
-    failed (1 in ~100 in CI). 40 rounds of 4 processes released together on a new folder."""
+    failed (1 in ~100 in CI). Rounds of 4 processes released together on a new folder (8 by
+    default, 40 in the slow leg)."""
     context = multiprocessing.get_context("fork")
     failures = context.Queue()
-    for round_ in range(40):
+    for round_ in range(rounds):
         folder, start = tmp_path / f"r{round_}", context.Barrier(4)
         workers = [context.Process(target=_open_at_once, args=(str(folder), start, failures)) for _ in range(4)]
         for process in workers:

@@ -66,7 +66,10 @@ def test_shared_corpus_reads_as_it_is(shared):
     corpus = read_corpus(files, skip_invalid=True)
     assert len(corpus.skipped) == 3346
     assert all("icml2025_accepted_titles.jsonl:" in entry and ": empty abstract" in entry for entry in corpus.skipped)
-    records = sum(1 for f in files for line in open(f, encoding="utf-8") if line.strip())
+    records = 0
+    for f in files:
+        with open(f, encoding="utf-8") as lines:
+            records += sum(1 for line in lines if line.strip())
     assert records == 69_564
     assert len(corpus.papers) + corpus.duplicates + len(corpus.skipped) == records
     assert corpus.duplicates == 354  # 309 arXiv records in two files + 45 papers listed twice under different ids

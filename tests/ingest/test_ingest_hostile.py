@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import shutil
 from pathlib import Path
 
 import pytest
@@ -25,12 +26,23 @@ def in_tmp(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
 
 
+@pytest.fixture(scope="module")
+def built_once(tmp_path_factory) -> Path:
+    """A good build of one paper in FOLDER/out, made once for the module."""
+    folder = tmp_path_factory.mktemp("previous")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(folder)
+        Path("previous.jsonl").write_text(GOOD, encoding="utf-8")
+        assert build("previous.jsonl") == 0
+    return folder
+
+
 @pytest.fixture
-def previous_build(capsys) -> dict[str, tuple[int, bytes]]:
-    """A good build in out/; returns what every file in it held (checked unchanged later)."""
-    Path("previous.jsonl").write_text(GOOD, encoding="utf-8")
-    assert build("previous.jsonl") == 0
-    capsys.readouterr()
+def previous_build(built_once) -> dict[str, tuple[int, bytes]]:
+    """A good build in out/ (a copy of `built_once`, links kept); returns what every file in
+    it held (checked unchanged later)."""
+    shutil.copytree(built_once / "out", "out", symlinks=True)
+    shutil.copy(built_once / "previous.jsonl", "previous.jsonl")
     return snapshot()
 
 

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rdflib import Literal, URIRef
 from rdflib.compare import isomorphic
-from rdflib.namespace import RDF, RDFS, XSD
+from rdflib.namespace import RDF, RDFS
 
 from kg.graph import build_graph, write_graphml
 from kg.model import Concept, Mention, Paper, PaperEntities
@@ -113,8 +113,8 @@ def test_paper_triples(sample_graph) -> None:
     assert set(g.objects(P1, RDF.type)) == {URIRef("http://purl.org/spar/fabio/ResearchPaper"), URIRef("http://schema.org/ScholarlyArticle")}
     assert g.value(P1, DCT.identifier) == Literal("p1")
     assert g.value(P1, DCT.title) == Literal("HippoRAG: memory")
-    assert g.value(P1, DCT.issued) == Literal("2024", datatype=XSD.gYear)
-    assert g.value(P1, URIRef("http://schema.org/url")) == Literal("https://example.org/p1", datatype=XSD.anyURI)
+    assert g.value(P1, DCT.issued) == Literal("2024", datatype=rdflib.XSD.gYear)
+    assert g.value(P1, URIRef("http://schema.org/url")) == Literal("https://example.org/p1", datatype=rdflib.XSD.anyURI)
     assert g.value(P1, URIRef("http://prismstandard.org/namespaces/basic/2.0/doi")) == Literal("10.1/abc")
     assert g.value(P1, KG.venue) == Literal("NeurIPS")
     creators = {g.value(a, URIRef("http://xmlns.com/foaf/0.1/name")) for a in g.objects(P1, DCT.creator)}
@@ -141,7 +141,7 @@ def test_links_typed_generic_proposed_and_qualified(sample_graph) -> None:
     assert g.value(link, KG.linkedConcept) == HIPPORAG
     assert g.value(link, KG.role) == Literal("used")
     assert g.value(link, KG.mentionCount) == Literal(1)
-    assert g.value(link, KG.weight) == Literal("0.7", datatype=XSD.decimal)
+    assert g.value(link, KG.weight) == Literal("0.7", datatype=rdflib.XSD.decimal)
 
 
 def test_concepts_skos(sample_graph) -> None:

@@ -22,7 +22,6 @@ from kg.rdf import convert, terms, triples
 from kg.sparql import engine as sparql
 from kg.text.vocab import normalize_key
 
-pytestmark = pytest.mark.slow
 HIPPORAG2 = "hipporag-2-a-framework-that-outperforms-standard-rag-b2523bf3"
 
 
@@ -60,6 +59,7 @@ def test_graph_ttl_parses_back_isomorphic(graph, turtle) -> None:
     assert isomorphic(turtle, expected)
 
 
+@pytest.mark.slow  # seconds of pyshacl; the default leg validates the hand-made graph (tests/rdf/test_rdf.py)
 def test_graph_ttl_validates_against_shapes(turtle, shacl_shapes) -> None:
     import pyshacl
 

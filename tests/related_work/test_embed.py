@@ -195,13 +195,13 @@ def test_kg_related_fuses_and_says_so(embedded_out, capsys):
     assert json.loads(capsys.readouterr().out)["signals"] == ["concepts", "lexical"]
 
 
-def test_kg_related_needs_neither_torch_nor_the_extra(embedded_out):
+def test_kg_related_needs_neither_torch_nor_the_extra(embedded_out, torch_stand_ins):
     code = (
         "import sys; from kg.cli import main; "
         f"main(['related', 'HippoRAG 2', '--graph', {str(embedded_out)!r}]); "
         "print(sorted(m for m in ('torch', 'sentence_transformers', 'spacy', 'networkx') if m in sys.modules))"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False, env=torch_stand_ins)
     assert done.stdout.splitlines()[-1] == "[]", done.stderr
 
 
@@ -209,7 +209,7 @@ def test_build_without_embed_removes_old_vectors(embedded_out, seeds, tmp_path):
     import shutil
 
     copy = Path(shutil.copytree(embedded_out, tmp_path / "out", symlinks=True))
-    kg.build([str(seeds)], copy)
+    kg.build([str(seeds)], copy, kg.BuildOptions(cache_dir=embedded_out.parent / "cache"))  # the extractions are there
     assert not (copy / embed.EMBED_FILE).is_symlink() and not (copy / embed.EMBED_META_FILE).is_symlink()
     assert not (copy / embed.EMBED_FILE).exists() and not (copy / embed.EMBED_META_FILE).exists()
     graph = kg.load(copy)

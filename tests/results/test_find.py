@@ -6,8 +6,6 @@ import pytest
 
 from kg.extract.papers import extract_text
 
-pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
-
 TEXT = (
     "We propose FooNet, a transformer for translation. FooNet achieves 28.4 BLEU on the WMT14 English-German "
     "dataset, improving over BERT by 2.3 points. On ImageNet, ResNet-50 reaches 76.1% top-1 accuracy while ours "

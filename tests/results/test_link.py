@@ -8,8 +8,6 @@ from kg.concepts.find import find_concepts
 from kg.graph import build_graph, paper_key
 from kg.model import Paper
 
-pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
-
 PAPERS = [
     Paper(id="a", title="FooNet", abstract="We propose FooNet for image classification. FooNet reaches 81.2% top-1 accuracy on ImageNet."),
     Paper(id="b", title="Other", abstract="We study ResNet-50, which reaches 76.1% top-1 accuracy on ImageNet, and report no more."),

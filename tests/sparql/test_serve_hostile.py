@@ -11,6 +11,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from pathlib import Path
 
 import pytest
 
@@ -50,7 +51,7 @@ def served(graph_dir):
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time of `pid` so far (Linux /proc); 0 once it has gone."""
     try:
-        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
         return 0.0
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

@@ -190,7 +190,8 @@ def test_random_hostile_queries_neither_crash_nor_connect(sparql_backends, backe
         @given(hostile_queries(url))
         def run(text: str) -> None:
             try:
-                result = call_with_timeout(engine.query, text, timeout=20)
+                # A timeout is an allowed outcome (a run of 1,000 triple patterns joins for ever): 3 s, not 20, for each
+                result = call_with_timeout(engine.query, text, timeout=3)
                 assert isinstance(result, QueryResult)
                 kind = "rows"
             except WorkerCrashed as crash:  # the engine died: the guard let through what it cannot run
@@ -215,7 +216,7 @@ def test_random_hostile_queries_against_kg_serve(sample_dir) -> None:
 
     from kg.sparql.serve import endpoint_url, make_server, serve_in_thread
 
-    server = make_server(sample_dir, port=0, workers=1, timeout=5.0)
+    server = make_server(sample_dir, port=0, workers=1, timeout=2.0)  # a timeout's 503 is an allowed answer
     thread = serve_in_thread(server)
     statuses: dict[int, int] = {}
     try:

@@ -63,6 +63,9 @@ def cli() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return its exit status (documented in docs/exit-codes.md)."""
     with warnings.catch_warnings():
+        # kg's warnings are part of the command's output: shown as `Warning: …` lines even under
+        # `-W error` or PYTHONWARNINGS=error (which made them a traceback).
+        warnings.simplefilter("default", KgWarning)
         shown_before = warnings.showwarning
 
         def show(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: TextIO | None = None, line: str | None = None) -> None:
