@@ -92,6 +92,17 @@ def test_ci_lints_with_ruff_before_the_tests() -> None:
     assert {"E", "F", "I", "B"} <= set(lint["select"])
 
 
+def test_ci_runs_the_type_checker_strict_and_builds_the_site_strict() -> None:
+    """mypy, strict on src/kg as pyproject.toml configures it, and `mkdocs build --strict` run in
+    .ci/run (uncommented), in a venv with the extras they need."""
+    lines = [line for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines() if not line.lstrip().startswith("#")]
+    assert any(re.search(r"\.venv/bin/mypy(\s|$|&)", line) and "typecheck" in line for line in lines)
+    assert any("mkdocs build --strict" in line and "docs" in line for line in lines)
+    mypy = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]
+    assert mypy["strict"] is True and mypy["files"] == ["src/kg"]
+    assert all("ignore_errors" not in override for override in mypy.get("overrides", []))
+
+
 def _pytest_options() -> dict:
     return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["pytest"]["ini_options"]
 
