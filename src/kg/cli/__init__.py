@@ -18,7 +18,7 @@ from typing import TextIO
 import click
 
 from kg.cli.common import error_text
-from kg.cli.stdout import checked_stdout
+from kg.cli.stdout import ReaderGone, checked_stdout
 from kg.errors import ExitCode, KgError, KgWarning, LooksStructured
 
 # name -> "module:attribute" of a click command; modules are imported lazily.
@@ -102,8 +102,10 @@ def _run(argv: Sequence[str] | None) -> int:
         return error.exit_code
     except click.exceptions.Exit as exit_:
         return exit_.exit_code
-    except BrokenPipeError:
-        # e.g. `kg extract … | head`: the reader went away; not an error worth a traceback.
+    except ReaderGone:
+        # e.g. `kg extract … | head`: the reader went away; not an error worth a message.
+        return int(ExitCode.OK)
+    except BrokenPipeError:  # the same, from a write that did not go through `checked_stdout`
         sys.stderr.close()
         return int(ExitCode.OK)
     except OSError as error:

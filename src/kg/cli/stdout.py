@@ -24,10 +24,16 @@ if TYPE_CHECKING:
     from _typeshed import ReadableBuffer
 
 
+class ReaderGone(Exception):  # noqa: N818 - what happened, not a failure of kg
+    """The reader of standard output went away (``kg extract … | head``). Not an OSError, so
+    that click's own handler of a broken pipe (exit 1) lets it through to `kg.cli`."""
+
+
 class CheckedWriter(io.RawIOBase):
     """A raw binary stream over `write` (``os.write`` on a descriptor, or a binary stream's
     ``write``) whose every write puts out all its bytes or raises `OSError`: a short count is
-    followed by a write of the rest, a sink that takes nothing is an error (EIO).
+    followed by a write of the rest, a sink that takes nothing is an error (EIO), a closed
+    pipe is `ReaderGone`.
     After `abandon` it drops what it is given (output that failed is not retried at exit)."""
 
     def __init__(self, write: Callable[[memoryview], int | None], *, fd: int | None = None) -> None:
@@ -58,6 +64,8 @@ class CheckedWriter(io.RawIOBase):
         while done < len(view):
             try:
                 written = self._write(view[done:])
+            except BrokenPipeError as error:
+                raise ReaderGone(str(error)) from error
             except BlockingIOError:  # a non-blocking descriptor that is full: wait until it takes more
                 written = None
             if written is None:
@@ -111,10 +119,8 @@ def checked_stdout() -> Iterator[CheckedWriter | None]:
     finally:
         if sys.stdout is stream:
             sys.stdout = original
-        try:
+        with contextlib.suppress(OSError, ReaderGone):  # reported by the caller already, or the run is ending on another error
             stream.flush()
-        except OSError:
-            pass  # reported by the caller already, or the run is ending on another error
         writer.abandon()
         stream.close()  # closes the writer, never the descriptor or buffer it writes to
         with contextlib.suppress(OSError, ValueError):
