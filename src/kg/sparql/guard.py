@@ -56,6 +56,7 @@ SPARQL_TOKEN = re.compile(
     r"""|<[^<>"{}|^`\\\x00-\x20]*>"""
     r"""|\#[^\n\r]*)"""
     r"""|(?P<open>[{(\[])|(?P<close>[})\]])"""
+    r"""|(?P<var>[?$]\w+)"""
     r"""|(?P<word>(?<![?$:\w])[A-Za-z]+(?![\w:]))"""
     r"""|(?P<op>\|\||&&|[-+*/|^!=<>])"""
     r"""|(?P<sep>[;,]|(?<!\d)\.|\.(?!\d))""",  # triple-pattern and list separators (not a decimal's point)

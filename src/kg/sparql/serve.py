@@ -54,8 +54,9 @@ from kg.generations import resolve
 from kg.graph import graph_stamp
 from kg.rdf.store import is_corruption, open_store, repair_store
 from kg.rdf.terms import DEFAULT_BASE, PREFIXES
+from kg.sparql.columns import explicit_projection, star_order
 from kg.sparql.engine import StoreDamaged, oxigraph_syntax_error
-from kg.sparql.guard import QueryTimedOut, check_query
+from kg.sparql.guard import SERVICE_CALL, QueryTimedOut, check_query, expand_codepoints
 from kg.sparql.hints import undeclared_terms
 from kg.sparql.pool import PoolBusy, WorkerCrashed, WorkerPool
 from kg.sparql.requests import RequestReader
@@ -152,6 +153,8 @@ def _answer(store: ox.Store, request: tuple[str, str]) -> tuple[str, bytes]:
     text, accept = request
     try:
         result = store.query(text, prefixes=PREFIXES)
+        if isinstance(result, ox.QuerySolutions):
+            result = _in_star_order(store, text, result)
         if isinstance(result, ox.QueryTriples):
             media = _negotiate(accept, GRAPH_TYPES, "text/turtle")
             return media, ox.serialize(result, format=GRAPH_TYPES[media]) or b""
@@ -163,6 +166,19 @@ def _answer(store: ox.Store, request: tuple[str, str]) -> tuple[str, bytes]:
         if is_corruption(error):
             raise StoreDamaged.of(error) from error
         raise QueryFailed(f"SPARQL query failed: {error}") from error
+
+
+def _in_star_order(store: ox.Store, text: str, result: ox.QuerySolutions) -> ox.QuerySolutions:
+    """A ``SELECT *`` asked again with its columns listed in the order the query names them
+    (`kg.sparql.columns`), as `kg sparql` shows them; Oxigraph sorts them by name. Not one
+    that calls a SERVICE (allowed): that would fetch twice."""
+    names = [variable.value for variable in result.variables]
+    order = star_order(text, names)
+    if not order or list(order) == names or SERVICE_CALL.search(expand_codepoints(text)):
+        return result
+    again = store.query(explicit_projection(text, order), prefixes=PREFIXES)
+    assert isinstance(again, ox.QuerySolutions)  # the same query, its projection spelt out
+    return again
 
 
 # --- HTTP ----------------------------------------------------------------------------------
