@@ -150,6 +150,8 @@ def test_offsets_out_of_range_or_not_in_order(command, entity, reason, tmp_path,
         (b"[" * 100_000 + b"]" * 100_000, "not usable JSON: values nested too deeply"),
         (b'{"id": "g2", "text": "a b", "entities": [{"start": ' + b"9" * 5000 + b', "end": 1, "label": "Method"}]}', "not usable JSON: a number with too many digits"),
         (b'["not", "an", "object"]', "expected a JSON object, found an array"),
+        (b'{"id": "g2", "text": "a b", "entities": [{"start": NaN, "end": 1, "label": "Method"}]}', "not valid JSON: NaN is not a JSON value"),
+        (b'{"id": "g2", "text": "a b", "entities": [{"start": 0, "end": 1e400, "label": "Method"}]}', "not usable JSON: the number 1e400 is too large"),
         (b'{"id": "g2", "text": "a b"', "not valid JSON: Expecting ',' delimiter at column 27"),
     ],
 )
