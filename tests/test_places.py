@@ -129,7 +129,7 @@ def test_an_output_folder_in_the_cache_folder_is_refused(tmp_path, corpus, monke
     assert main([*args, "-o", str(out)]) == ExitCode.OUTPUT_ERROR
     why = "as asked" if how == "--cache" else "from KG_CACHE_DIR"
     where = "inside kg's cache folder" if how == "inside" else "kg's cache folder"
-    assert capsys.readouterr().err == f"Error: cannot write {out}: it is {where} {cache} ({why}); build into another folder, or choose another cache with --cache DIR\n"
+    assert capsys.readouterr().err == f"Error: cannot write {out}: it is {where} {cache} ({why}); build into another folder\n"
     assert tree(cache) == before
 
 

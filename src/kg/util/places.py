@@ -63,7 +63,7 @@ def refuse_cache_as_output(out: str | os.PathLike[str], cache: str | os.PathLike
     says) or inside it: a build's outputs would sit among the cache every build shares."""
     if within(out, cache):
         where = "kg's cache folder" if real(out) == real(cache) else "inside kg's cache folder"
-        raise OutputError(f"cannot write {out}: it is {where} {cache} ({why}); build into another folder, or choose another cache with --cache DIR")
+        raise OutputError(f"cannot write {out}: it is {where} {cache} ({why}); build into another folder")
 
 
 def refuse_linked_state(out: str | os.PathLike[str]) -> Path:
