@@ -79,10 +79,17 @@ SPARQL_TOKEN = re.compile(
 
 
 SERVICE_REFUSED = "query refused: SERVICE (federated queries) is disabled; it would make this machine fetch the URL the query names"
+# The keywords an update operation begins with (SPARQL 1.1 Update); a query begins SELECT, CONSTRUCT, ASK or DESCRIBE.
+UPDATE_KEYWORDS = frozenset({"INSERT", "DELETE", "LOAD", "CLEAR", "DROP", "CREATE", "ADD", "MOVE", "COPY", "WITH"})
 
 
 class QueryRefused(QuerySyntaxError):
     """A query refused before parsing (too deep, too long, or SERVICE); exit code 13."""
+
+
+class UpdateRefused(QueryRefused):
+    """A SPARQL update (``INSERT DATA …``) where a query was expected: kg's graphs are read-only.
+    Exit code 13; `kg serve` answers ``405``, as for an ``update=`` form."""
 
 
 class QueryTimedOut(QueryFailed):
@@ -161,14 +168,27 @@ def scan(text: str) -> QueryShape:
     return QueryShape(deepest, operators, service, clauses, separators, widest, groups, terms)
 
 
+def update_keyword(text: str) -> str | None:
+    """The keyword that makes `text` a SPARQL update (``INSERT``, ``DELETE``, ``LOAD``, …): its
+    first word after the prologue (``PREFIX``/``BASE`` lines); None for a query."""
+    for match in SPARQL_TOKEN.finditer(expand_codepoints(text)):
+        if match.lastgroup == "word" and match.group().upper() not in ("PREFIX", "BASE"):
+            return match.group().upper() if match.group().upper() in UPDATE_KEYWORDS else None
+    return None
+
+
 def check_query(
     text: str, *, allow_service: bool = False, max_chars: int = MAX_QUERY_CHARS, max_depth: int = MAX_DEPTH,
     max_operators: int = MAX_OPERATORS, max_clauses: int = MAX_CLAUSES,
 ) -> None:
     """Raise `QueryRefused` when `text` is too long, nests too deep, chains too many
-    operators or clauses, or uses SERVICE without `allow_service` (escaped or not)."""
+    operators or clauses, or uses SERVICE without `allow_service` (escaped or not), and
+    `UpdateRefused` when it is an update, not a query."""
     if len(text) > max_chars:
         raise QueryRefused(f"query refused: {len(text):,} characters, above the limit of {max_chars:,}")
+    keyword = update_keyword(text)
+    if keyword is not None:
+        raise UpdateRefused(f"updates are refused: {keyword} is a SPARQL update, and the graph is read-only (ask SELECT, ASK, CONSTRUCT or DESCRIBE)")
     expanded = expand_codepoints(text)
     surrogate = re.search("[\ud800-\udfff]", expanded)
     if surrogate:  # `\uD800`: no character, and no answer could be printed or sent
