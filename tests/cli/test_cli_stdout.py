@@ -161,3 +161,13 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(out, args: list[str]) 
     process.stdout.close()
     err = process.stderr.read()
     assert (process.wait(timeout=300), err) == (0, b"")
+
+
+@pytest.mark.parametrize("args", [["cache", "info"], ["cache", "info", "--json"], ["--help"]])
+def test_short_outputs_go_through_the_checked_writer_too(private_cache, monkeypatch, args: list[str]) -> None:
+    """`kg cache info` (and click's own output) write through the same writer: 50 bytes a write here."""
+    whole = subprocess.run([sys.executable, "-m", "kg", *args], capture_output=True, timeout=120, check=True).stdout
+    sink = ShortWrites(most=50)
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(sink, encoding="utf-8", newline="\n"))
+    assert main(args) == 0
+    assert bytes(sink.data) == whole and sink.calls > 5
