@@ -104,7 +104,8 @@ def checked_stdout() -> Iterator[CheckedWriter | None]:
     if writer is None:
         yield None
         return
-    original.flush()  # what was written before goes first
+    with contextlib.suppress(OSError, ValueError):  # what was written before goes first (a reader already gone is heard of at the first write)
+        original.flush()
     stream = io.TextIOWrapper(
         io.BufferedWriter(writer),
         encoding=original.encoding or "utf-8",
@@ -117,8 +118,7 @@ def checked_stdout() -> Iterator[CheckedWriter | None]:
     try:
         yield writer
     finally:
-        if sys.stdout is stream:
-            sys.stdout = original
+        sys.stdout = original  # whatever replaced it meanwhile wrapped the stream closed below
         with contextlib.suppress(OSError, ReaderGone):  # reported by the caller already, or the run is ending on another error
             stream.flush()
         writer.abandon()
