@@ -162,3 +162,17 @@ def test_a_folder_with_a_graph_json_that_is_not_kgs_is_read(tmp_path) -> None:
     (data / "graph.json").write_text(json.dumps([{"id": "g1", "title": "Graphs", "abstract": "We study graph neural networks on molecules."}]), encoding="utf-8")
     summary = build([str(source)], tmp_path / "out", BuildOptions(recognizer=None))
     assert summary.papers == 3
+
+
+def test_kg_warnings_are_lines_whatever_the_warning_filters(tmp_path) -> None:
+    """With PYTHONWARNINGS=error (or pytest -W error) a kg warning became a traceback, exit 1."""
+    import os
+    import subprocess
+    import sys
+
+    source = write_corpus(tmp_path / "input")
+    build([str(source)], source / "old", BuildOptions(recognizer=None))
+    env = {**os.environ, "PYTHONWARNINGS": "error"}
+    done = subprocess.run([sys.executable, "-m", "kg", "build", str(source), "-o", str(tmp_path / "new"), "--model", "none", "-q"], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.startswith("Warning: ") and "input/old/ is a kg output folder; its files are not read as input" in done.stderr

@@ -62,6 +62,9 @@ def cli() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return its exit status (documented in docs/exit-codes.md)."""
     with warnings.catch_warnings():
+        # kg's own warnings are lines for the reader whatever filters the environment sets
+        # (PYTHONWARNINGS=error, pytest -W error): as errors they were tracebacks.
+        warnings.simplefilter("default", KgWarning)
         shown_before = warnings.showwarning
 
         def show(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: TextIO | None = None, line: str | None = None) -> None:
