@@ -341,17 +341,20 @@ class RdflibBackend(_Backend):
             raise (_rdflib_unknown_prefix(text, str(error)) or QuerySyntaxError(f"SPARQL syntax error: {_one_line(str(error))}")) from error
         check_algebra(prepared, allow_service=allow_service)  # what rdflib will run, escapes expanded
         try:
-            result = self.graph.query(prepared, initBindings=init)
+            with warnings.catch_warnings():  # rdflib 7.6's engine calls its own deprecated Dataset API (default_context, contexts): nothing kg can change
+                warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"rdflib\.")
+                result = self.graph.query(prepared, initBindings=init)
+                projected = list(result.vars or ()) if result.type == "SELECT" else []
+                solutions = list(result.bindings) if result.type == "SELECT" else []
             if result.type == "ASK":
                 return QueryResult(variables=(), boolean=bool(result.askAnswer), backend=self.name)
             if result.type == "SELECT":
-                projected = list(result.vars or ())
                 variables = tuple(str(v) for v in projected)
                 for name in init:
                     if name not in variables:  # as Oxigraph (SEP-0007) requires
                         raise _unprojected(name)
-                # The solutions themselves: iterating the result drops those that bind no variable.
-                rows = tuple(tuple(_rdflib_term(solution.get(v)) for v in projected) for solution in result.bindings)
+                # The solutions themselves (evaluated above): iterating the result drops those that bind no variable.
+                rows = tuple(tuple(_rdflib_term(solution.get(v)) for v in projected) for solution in solutions)
                 return QueryResult(variables=variables, rows=rows, backend=self.name)
             rows = tuple(tuple(_rdflib_term(t) for t in triple) for triple in result.graph)
             return QueryResult(variables=("subject", "predicate", "object"), rows=rows, backend=self.name)
