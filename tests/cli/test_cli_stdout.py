@@ -155,12 +155,12 @@ def test_a_real_short_write_is_exit_18_for_every_command(out, seeds, tmpfs, args
 @pytest.mark.parametrize("args", [["export", "-f", "nt", "-o", "-"], ["sparql", EVERY_ROW]])
 def test_a_reader_that_goes_away_ends_the_command_quietly(out, args: list[str]) -> None:
     """`kg export -o - | head -c 10`: exit 1 (click's broken-pipe handler), now 0 and no message."""
-    process = subprocess.Popen([sys.executable, "-m", "kg", *args, "--graph", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    assert process.stdout is not None and process.stderr is not None
-    assert len(process.stdout.read(10)) == 10
-    process.stdout.close()
-    err = process.stderr.read()
-    assert (process.wait(timeout=300), err) == (0, b"")
+    with subprocess.Popen([sys.executable, "-m", "kg", *args, "--graph", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
+        assert process.stdout is not None and process.stderr is not None
+        assert len(process.stdout.read(10)) == 10
+        process.stdout.close()
+        err = process.stderr.read()
+        assert (process.wait(timeout=300), err) == (0, b"")
 
 
 @pytest.mark.parametrize("args", [["cache", "info"], ["cache", "info", "--json"], ["--help"]])
