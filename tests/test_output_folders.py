@@ -131,3 +131,48 @@ def test_a_file_or_folder_where_the_store_goes_is_set_aside(tmp_path) -> None:
         build([str(source)], nested, BuildOptions(recognizer=None))
     kept = list(nested.glob(f"{STORE_DIR}.user-*"))
     assert len(kept) == 1 and (kept[0] / "graph.json").exists()
+
+
+@pytest.mark.parametrize("spaced", [False, True])
+def test_an_older_kgs_output_folder_inside_the_input_folder_is_skipped_with_a_warning(tmp_path, capsys, spaced: bool) -> None:
+    """Issue 36, item 11: `in/old/` holding an older kg's plain papers.jsonl, graph.json,
+    entities.jsonl and concepts.jsonl failed with `in/old/concepts.jsonl:1: no abstract` (exit 6)."""
+    import shutil
+
+    source = write_corpus(tmp_path / "input")
+    build([str(source)], tmp_path / "built", BuildOptions(recognizer=None))
+    old = source / "old"
+    old.mkdir()
+    for name in ("papers.jsonl", "graph.json", "entities.jsonl", "concepts.jsonl"):
+        shutil.copyfile(tmp_path / "built" / name, old / name)  # plain files, as kg wrote them before generations
+    if spaced:  # the oldest graph.json had spaces after its separators
+        graph = json.loads((old / "graph.json").read_text(encoding="utf-8"))
+        (old / "graph.json").write_text(json.dumps(graph), encoding="utf-8")
+    code = main(["build", str(source), "-o", str(tmp_path / "new"), "--model", "none"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "Warning: " in captured.err and "input/old/ is a kg output folder; its files are not read as input" in captured.err
+    assert sum(1 for _, data in load(tmp_path / "new").nodes(data=True) if data.get("kind") == "paper") == 2
+
+
+def test_a_folder_with_a_graph_json_that_is_not_kgs_is_read(tmp_path) -> None:
+    source = write_corpus(tmp_path / "input")
+    data = source / "data"
+    data.mkdir()
+    (data / "graph.json").write_text(json.dumps([{"id": "g1", "title": "Graphs", "abstract": "We study graph neural networks on molecules."}]), encoding="utf-8")
+    summary = build([str(source)], tmp_path / "out", BuildOptions(recognizer=None))
+    assert summary.papers == 3
+
+
+def test_kg_warnings_are_lines_whatever_the_warning_filters(tmp_path) -> None:
+    """With PYTHONWARNINGS=error (or pytest -W error) a kg warning became a traceback, exit 1."""
+    import os
+    import subprocess
+    import sys
+
+    source = write_corpus(tmp_path / "input")
+    build([str(source)], source / "old", BuildOptions(recognizer=None))
+    env = {**os.environ, "PYTHONWARNINGS": "error"}
+    done = subprocess.run([sys.executable, "-m", "kg", "build", str(source), "-o", str(tmp_path / "new"), "--model", "none", "-q"], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.startswith("Warning: ") and "input/old/ is a kg output folder; its files are not read as input" in done.stderr

@@ -25,6 +25,7 @@ from kg.ingest import PROGRESS_STAGE, read_corpus
 from kg.model import DEFAULT_RECOGNIZER, Paper, Progress
 from kg.util.atomic import atomic_open, check_output_dir, make_output_dir
 from kg.util.memory import release_memory
+from kg.util.places import refuse_cache_as_output, refuse_linked_state
 from kg.util.stages import StageClock
 
 if TYPE_CHECKING:
@@ -170,12 +171,16 @@ def _check_before_writing(out: Path, inputs: Sequence[str], options: BuildOption
     from kg.extract.pipeline import check_recognizer
 
     check_output_dir(out)
+    refuse_linked_state(out)
     check_not_an_input(out, inputs)
     check_names(out, OUTPUT_FILES + EMBED_FILES)
     check_recognizer(options.recognizer)  # a bad model folder fails before anything is written
-    cache = resolve_cache_dir(options.cache_dir, no_cache=options.no_cache)
+    location = resolve_cache_dir(options.cache_dir)
+    assert location is not None  # asked without no_cache
+    refuse_cache_as_output(out, location.path, location.why)  # with --no-cache too: the folder is the cache's all the same
+    cache = None if options.no_cache else location
     if cache is not None:
-        check_cache_dir(cache)  # so does a cache folder that cannot be written
+        check_cache_dir(cache)  # so does a cache folder that cannot be written, or one inside a build
     if options.embed:
         from kg.related_work.embed import check_available
 

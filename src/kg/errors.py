@@ -251,6 +251,11 @@ class LooksStructured(KgWarning):
     format: str | None = None
 
 
+class EmbeddingsUnused(KgWarning):
+    """A build's stored embeddings could not be used (damaged, forged, of other papers): related
+    papers are ranked without them, which changes the ranking."""
+
+
 class UserFileSetAside(KgWarning):
     """A file kg did not write stood where an output goes; it was renamed, not deleted."""
 

@@ -43,8 +43,8 @@ from pathlib import Path
 from kg.errors import OutputError, OutputLocked, UserFileSetAside
 from kg.graph import GRAPH_FILE, content_id
 from kg.util.atomic import output_errors
+from kg.util.places import KG_DIR, refuse_linked_state
 
-KG_DIR = ".kg"
 CURRENT = "current"
 LOCK = "lock"
 _GEN, _BUILD = "gen-", "build-"
@@ -142,9 +142,11 @@ class OutputLock:
             import fcntl
         except ImportError:  # Windows: builds are not locked there
             return
+        refuse_linked_state(self.out)
         with output_errors(self.out):
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+            refuse_linked_state(self.out)  # made just now by another process, as a link
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0), 0o666)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as error:
@@ -207,7 +209,7 @@ def clean_stale(out: Path, names: Iterable[str]) -> list[Path]:
     links in ``.kg/``, and beside the links the temporary files of `names` (and any other
     ``.NAME.<pid>-….tmp``) whose writing process is gone. Returns what was removed."""
     removed: list[Path] = []
-    state = out / KG_DIR
+    state = refuse_linked_state(out)  # entries of another folder are never removed through a link
     current = state / CURRENT
     if current.is_dir() and not current.is_symlink():  # a copy that followed the link: adopt it
         adopted = state / f"{_GEN}adopted-{secrets.token_hex(4)}"
@@ -248,7 +250,7 @@ class Generation:
 
     def __init__(self, out: str | os.PathLike[str]) -> None:
         self.out = Path(out)
-        self.state = self.out / KG_DIR
+        self.state = refuse_linked_state(self.out)
         with output_errors(self.out):
             self.state.mkdir(parents=True, exist_ok=True)
             self.folder = self.state / f"{_BUILD}{os.getpid()}-{secrets.token_hex(4)}"
@@ -266,6 +268,7 @@ class Generation:
         """Rename the folder ``gen-<id>``, link every output name, switch ``current`` to it,
         remove older generations. Returns the generation's name."""
         # Dot files are the generation's own (e.g. graph.ttl's fragment index): never linked.
+        refuse_linked_state(self.out)  # older generations are removed below: only kg's own
         names = sorted(n for n in os.listdir(self.folder) if not n.startswith("."))
         for n in names:
             if (self.out / n).is_dir():

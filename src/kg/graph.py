@@ -259,9 +259,11 @@ def loaded_from(graph: nx.DiGraph[str]) -> Path | None:
 
 
 def load(directory: str | os.PathLike[str] = "out") -> nx.DiGraph[str]:
-    """Load a graph written by `kg build` from `directory` (or a path to graph.json)."""
+    """Load a graph written by `kg build` from `directory` (or a path to graph.json). A path
+    that does not exist and has no extension is a folder not built yet, as `kg.generations.resolve`
+    reads it: the error names its graph.json, and the build that makes it."""
     path = Path(directory)
-    if path.is_dir():
+    if path.is_dir() or (not path.suffix and not path.exists()):
         path = path / GRAPH_FILE
     out = _output_folder(path)
     if not path.is_file():

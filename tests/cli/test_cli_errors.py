@@ -37,9 +37,20 @@ def test_library_strings_name_no_flag_or_command(path: Path) -> None:
 def test_missing_graph(tmp_path: Path, capsys) -> None:
     with pytest.raises(GraphNotFound) as caught:
         load(tmp_path / "nowhere")
-    assert (caught.value.message, caught.value.folder) == (f"no graph at {tmp_path / 'nowhere'}", str(tmp_path))
+    assert (caught.value.message, caught.value.folder) == (f"no graph at {tmp_path / 'nowhere' / 'graph.json'}", str(tmp_path / "nowhere"))
     assert main(["export", "--graph", str(tmp_path / "nowhere")]) == ExitCode.GRAPH_NOT_FOUND
-    assert capsys.readouterr().err == f"Error: no graph at {tmp_path / 'nowhere'}; run `kg build INPUT… -o {tmp_path}` first\n"
+    assert capsys.readouterr().err == f"Error: no graph at {tmp_path / 'nowhere' / 'graph.json'}; run `kg build INPUT… -o {tmp_path / 'nowhere'}` first\n"
+
+
+@pytest.mark.parametrize("command", [["serve", "--port", "0"], ["html"], ["export"], ["related", "x"], ["sparql", "ASK {}"]])
+def test_a_graph_folder_not_built_yet_is_named_in_the_build_suggested(tmp_path: Path, capsys, command: list[str]) -> None:
+    """Issue 36: `kg serve --graph nonexistent` suggested `kg build … -o .` (so did html and export)."""
+    missing = tmp_path / "nonexistent"
+    assert main([*command, "--graph", str(missing)]) == ExitCode.GRAPH_NOT_FOUND
+    assert capsys.readouterr().err == f"Error: no graph at {missing / 'graph.json'}; run `kg build INPUT… -o {missing}` first\n"
+    other = tmp_path / "graph-file.json"  # a file named with its extension stays a file
+    assert main([*command, "--graph", str(other)]) == ExitCode.GRAPH_NOT_FOUND
+    assert capsys.readouterr().err == f"Error: no graph at {other}; run `kg build INPUT… -o {tmp_path}` first\n"
 
 
 def test_invalid_record(tmp_path: Path, monkeypatch, capsys) -> None:

@@ -73,3 +73,51 @@ def test_a_folder_where_the_cache_file_goes_is_moved_aside(kg, seeds, tmp_path):
     aside = [p for p in cache.iterdir() if p.name.startswith(f"{CACHE_FILE}.damaged-")]
     assert len(aside) == 1 and (aside[0] / "keep.txt").read_text() == "mine"  # nothing of it lost
     assert (cache / CACHE_FILE).is_file()
+
+
+# -- what else a cache file may hold (issue 36) ---------------------------------------------------
+
+PLANTED = {
+    "a trigger that refuses every insert": "CREATE TRIGGER t BEFORE INSERT ON extraction BEGIN SELECT RAISE(ABORT, 'no'); END",
+    "a trigger that deletes what is written": "CREATE TRIGGER wipe AFTER INSERT ON extraction BEGIN DELETE FROM extraction; END",
+    "an index": "CREATE INDEX by_stamp ON extraction(stamp)",
+    "a view": "CREATE VIEW v AS SELECT key FROM extraction",
+    "another table": "CREATE TABLE notes (text TEXT)",
+}
+
+
+@pytest.mark.parametrize("sql", PLANTED.values(), ids=PLANTED.keys())
+def test_a_schema_object_kg_does_not_make_costs_only_time(filled_cache, seeds, tmp_path, sql: str) -> None:
+    """A planted `BEFORE INSERT` trigger gave exit 16 `cannot write cache …`."""
+    cache = Path(shutil.copytree(filled_cache, tmp_path / "cache"))
+    db = sqlite3.connect(cache / CACHE_FILE)
+    with db:
+        db.execute(sql)
+        db.execute("DELETE FROM extraction WHERE rowid = (SELECT min(rowid) FROM extraction)")  # one paper to compute and write
+    db.close()
+    done = kg("build", str(seeds), "-o", str(tmp_path / "out"), "-q", cache=cache)
+    assert done.returncode == 0, done.stderr
+    kind, name = sql.split()[1:3]
+    assert f"could not be used (it holds a {kind.lower()} '{name}', which kg does not make); moved it to" in done.stderr
+    assert len(list(cache.glob(f"{CACHE_FILE}.damaged-*"))) == 1
+    again = kg("build", str(seeds), "-o", str(tmp_path / "out"), cache=cache)  # the new file took every paper
+    assert again.returncode == 0 and "38 from the cache" in again.stdout, again.stdout + again.stderr
+
+
+def test_a_trigger_planted_while_the_cache_is_open_sets_it_aside_at_the_write(tmp_path) -> None:
+    import warnings
+
+    from kg.errors import CacheSetAside
+    from kg.extract.cache import ExtractionCache
+
+    with ExtractionCache(tmp_path, validate=None) as cache:
+        cache.put_many({"a": {"x": 1}})
+        db = sqlite3.connect(tmp_path / CACHE_FILE)
+        with db:
+            db.execute("CREATE TRIGGER t BEFORE INSERT ON extraction BEGIN SELECT RAISE(ABORT, 'no'); END")
+        db.close()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            cache.put_many({"b": {"x": 2}})  # exit 16 before: `cannot write cache …: no`
+        assert [w.category for w in caught] == [CacheSetAside]
+        assert cache.get_many(["b"]) == {"b": {"x": 2}}

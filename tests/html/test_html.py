@@ -268,7 +268,7 @@ def test_cli_max_nodes(graph_dir: Path, capsys) -> None:
 
 def test_cli_missing_graph(tmp_path: Path, capsys) -> None:
     assert main(["html", "--graph", str(tmp_path / "nowhere")]) == 10
-    assert capsys.readouterr().err == f"Error: no graph at {tmp_path / 'nowhere'}; run `kg build INPUT… -o {tmp_path}` first\n"
+    assert capsys.readouterr().err == f"Error: no graph at {tmp_path / 'nowhere' / 'graph.json'}; run `kg build INPUT… -o {tmp_path / 'nowhere'}` first\n"
 
 
 def test_cli_unknown_paper(graph_dir: Path, capsys) -> None:

@@ -7,7 +7,7 @@ import io
 import pytest
 
 from kg.cli import main
-from kg.errors import ExitCode
+from kg.errors import ExitCode, MalformedRecord
 from kg.ingest import read_corpus
 
 HINT = " (--skip-invalid skips invalid records)"
@@ -233,3 +233,38 @@ def test_an_id_must_be_text_or_a_number():
     corpus = read_corpus(["ids.jsonl"], skip_invalid=True)
     assert [p.id for p in corpus.papers] == ["7"]
     assert corpus.skipped == ("ids.jsonl:1: field 'id' should be text, not an object",)
+
+
+# -- numbers JSON has not (issue 36, item 10) ---------------------------------------------------
+
+
+@pytest.mark.parametrize(("value", "reason"), [
+    ("NaN", "not valid JSON: NaN is not a JSON value"),
+    ("Infinity", "not valid JSON: Infinity is not a JSON value"),
+    ("-Infinity", "not valid JSON: -Infinity is not a JSON value"),
+    ("1e400", "not usable JSON: the number 1e400 is too large"),
+    ("-1.5E+999", "not usable JSON: the number -1.5E+999 is too large"),
+])
+@pytest.mark.parametrize("field", ["id", "year", "title"])
+def test_numbers_json_has_not_are_malformed_records(capsys, value: str, reason: str, field: str) -> None:
+    """`"id": NaN` became the id "nan", `1e400` "inf", and `"year": NaN` silently no year."""
+    record = {"id": '"x"', "title": '"T"', "year": "2020", "abstract": '"We propose a method."', field: value}
+    write("c.jsonl", GOOD + "{" + ", ".join(f'"{k}": {v}' for k, v in record.items()) + "}\n")
+    status, _, err = run(capsys, "c.jsonl")
+    assert (status, err) == (ExitCode.MALFORMED_RECORD, f"Error: c.jsonl:2: {reason}{HINT}\n")
+    corpus = read_corpus(["c.jsonl"], skip_invalid=True)
+    assert [p.id for p in corpus.papers] == ["ok"] and corpus.skipped == (f"c.jsonl:2: {reason}",)
+
+
+def test_a_number_json_has_not_in_a_json_array_is_one_skippable_record() -> None:
+    write("a.json", '[\n{"id": "a", "title": "A", "abstract": "We propose a method."},\n{"id": "b",\n "year": NaN, "abstract": "We propose."},\n'
+          '{"id": "c", "title": "C", "abstract": "We train a model."}\n]\n')
+    with pytest.raises(MalformedRecord, match=r"^a\.json:3: not valid JSON: NaN is not a JSON value$"):
+        read_corpus(["a.json"])
+    corpus = read_corpus(["a.json"], skip_invalid=True)
+    assert [p.id for p in corpus.papers] == ["a", "c"] and corpus.skipped == ("a.json:3: not valid JSON: NaN is not a JSON value",)
+
+
+def test_a_string_that_reads_nan_is_still_text() -> None:
+    write("s.jsonl", '{"id": "NaN", "title": "Infinity", "abstract": "We propose 1e400 NaN-free methods."}\n')
+    assert [(p.id, p.title) for p in read_corpus(["s.jsonl"]).papers] == [("NaN", "Infinity")]

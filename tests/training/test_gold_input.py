@@ -150,6 +150,8 @@ def test_offsets_out_of_range_or_not_in_order(command, entity, reason, tmp_path,
         (b"[" * 100_000 + b"]" * 100_000, "not usable JSON: values nested too deeply"),
         (b'{"id": "g2", "text": "a b", "entities": [{"start": ' + b"9" * 5000 + b', "end": 1, "label": "Method"}]}', "not usable JSON: a number with too many digits"),
         (b'["not", "an", "object"]', "expected a JSON object, found an array"),
+        (b'{"id": "g2", "text": "a b", "entities": [{"start": NaN, "end": 1, "label": "Method"}]}', "not valid JSON: NaN is not a JSON value"),
+        (b'{"id": "g2", "text": "a b", "entities": [{"start": 0, "end": 1e400, "label": "Method"}]}', "not usable JSON: the number 1e400 is too large"),
         (b'{"id": "g2", "text": "a b"', "not valid JSON: Expecting ',' delimiter at column 27"),
     ],
 )
@@ -158,6 +160,37 @@ def test_other_malformed_lines(command, line, reason, tmp_path, capsys):
     code, message = run(command, gold, tmp_path, capsys)
     assert code == ExitCode.GOLD_FORMAT
     assert message == f"{gold}:2: {reason}"
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("text", ["", " \n\t "])
+def test_a_document_with_empty_text(command, text, tmp_path, capsys):
+    """Issue 36, item 3: `kg train` on `{"id":"a","text":"","entities":[]}` died in spaCy (E923)."""
+    gold = gold_file(tmp_path, {"id": "a", "text": text, "entities": []})
+    code, message = run(command, gold, tmp_path, capsys)
+    assert (code, message) == (ExitCode.GOLD_FORMAT, f'{gold}:2: "text" is empty')
+
+
+def test_the_reported_empty_text_alone_is_one_line_not_a_traceback(tmp_path, capsys):
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text('{"id":"a","text":"","entities":[]}\n', encoding="utf-8")
+    good = tmp_path / "good.jsonl"
+    good.write_text(json.dumps(GOOD) + "\n", encoding="utf-8")
+    code = main(["train", str(gold), "--dev", str(good), "-o", str(tmp_path / "model"), "--max-steps", "1", "-q"])
+    assert (code, capsys.readouterr().err) == (ExitCode.GOLD_FORMAT, f'Error: {gold}:1: "text" is empty\n')
+    assert not (tmp_path / "model").exists()
+
+
+@pytest.mark.parametrize("content", ["", "\n\n  \n"])
+def test_kg_eval_on_a_gold_file_without_documents(content, tmp_path, capsys):
+    """Issue 36, item 12: exit 0 with a table of zeros (kg train gave exit 15 on the same file)."""
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text(content, encoding="utf-8")
+    code = main(["eval", str(gold)])
+    captured = capsys.readouterr()
+    assert (code, captured.err, captured.out) == (ExitCode.GOLD_FORMAT, f"Error: {gold}: no gold documents\n", "")
+    assert main(["train", str(gold), "--dev", str(gold), "-o", str(tmp_path / "model"), "-q"]) == ExitCode.GOLD_FORMAT
+    assert capsys.readouterr().err == f"Error: {gold}: no training documents\n"
 
 
 @pytest.mark.parametrize("command", ["eval", "train"])

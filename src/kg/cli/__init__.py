@@ -8,10 +8,8 @@ a `KgWarning` one ``Warning: …`` line (the run goes on).
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import importlib
-import os
 import sys
 import warnings
 from collections.abc import Sequence
@@ -20,6 +18,7 @@ from typing import TextIO
 import click
 
 from kg.cli.common import error_text
+from kg.cli.stdout import ReaderGone, checked_stdout
 from kg.errors import ExitCode, KgError, KgWarning, LooksStructured
 
 # name -> "module:attribute" of a click command; modules are imported lazily.
@@ -75,7 +74,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 shown_before(message, category, filename, lineno, file, line)
 
         warnings.showwarning = show
-        return _run(argv)
+        with checked_stdout():  # every byte a command writes to stdout is written, or the run fails (exit 18)
+            return _run(argv)
 
 
 def _hint(warning: Warning | str) -> str:
@@ -90,6 +90,7 @@ def _hint(warning: Warning | str) -> str:
 def _run(argv: Sequence[str] | None) -> int:
     try:
         status = cli.main(args=list(argv) if argv is not None else None, prog_name="kg", standalone_mode=False)
+        sys.stdout.flush()  # the last of the output: its failure is the run's
     except KgError as error:
         click.echo(f"Error: {error_text(error)}", err=True)
         shown = getattr(error, "excerpt", None)  # a query's syntax error: the line, a caret under the column
@@ -104,16 +105,17 @@ def _run(argv: Sequence[str] | None) -> int:
         return error.exit_code
     except click.exceptions.Exit as exit_:
         return exit_.exit_code
-    except BrokenPipeError:
-        # e.g. `kg extract … | head`: the reader went away; not an error worth a traceback.
+    except ReaderGone:
+        # e.g. `kg extract … | head`: the reader went away; not an error worth a message.
+        return int(ExitCode.OK)
+    except BrokenPipeError:  # the same, from a write that did not go through `checked_stdout`
         sys.stderr.close()
         return int(ExitCode.OK)
     except OSError as error:
         if error.errno not in (errno.ENOSPC, errno.EIO, errno.EFBIG, errno.EDQUOT):
             raise
-        # e.g. `kg sparql … > /dev/full`: the output could not be written, say so once
-        with contextlib.suppress(OSError):
-            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - what is left to flush goes nowhere
+        # e.g. `kg sparql … > /dev/full`: the output could not be written, say so once (what is
+        # left unwritten is dropped by `checked_stdout`)
         click.echo(f"Error: cannot write the output: {error.strerror}", err=True)
         return int(ExitCode.OUTPUT_ERROR)
     # A command may return an int status (e.g. `kg eval` below a threshold); None means success.

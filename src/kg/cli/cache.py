@@ -36,12 +36,12 @@ def cache() -> None:
 
 def _location(cache_dir: str | None) -> CacheLocation:
     from kg.errors import CacheFolderUnusable
-    from kg.extract.cache_location import refuse_non_folder, resolve_cache_dir
+    from kg.extract.cache_location import refuse_misplaced, resolve_cache_dir
 
     location = resolve_cache_dir(cache_dir)
     assert location is not None  # only no_cache gives None
     try:
-        refuse_non_folder(location)
+        refuse_misplaced(location)
     except CacheFolderUnusable as error:
         error.offer_no_cache = False  # these commands have no --no-cache to offer
         raise

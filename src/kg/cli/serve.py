@@ -17,7 +17,12 @@ from kg.cli.common import allow_service_option, base_option, graph_option, timeo
 @timeout_option
 @click.option("--workers", default=2, show_default=True, type=click.IntRange(1, 64), help="Processes running queries (each opens the store read-only).")
 @allow_service_option
-def serve(graph_dir: str, host: str, port: int, base: str, timeout: float, workers: int, allow_service: bool) -> None:
+@click.option(
+    "--allow-host", "allow_hosts", multiple=True, metavar="NAME",
+    help="Also answer requests for this host name (repeatable). Addresses, localhost and --host are answered; "
+    "other names get 403, so a web page cannot reach the endpoint by pointing its own name at this machine.",
+)
+def serve(graph_dir: str, host: str, port: int, base: str, timeout: float, workers: int, allow_service: bool, allow_hosts: tuple[str, ...]) -> None:
     """Serve the graph as a read-only SPARQL 1.1 endpoint at http://HOST:PORT/sparql.
 
     Every refused request is logged as one line on stderr.
@@ -31,7 +36,9 @@ def serve(graph_dir: str, host: str, port: int, base: str, timeout: float, worke
     def log(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
-    server = open_server(graph_dir, host=host, port=port, base=base, timeout=timeout or 1e9, workers=workers, allow_service=allow_service, log=log)
+    server = open_server(
+        graph_dir, host=host, port=port, base=base, timeout=timeout or 1e9, workers=workers, allow_service=allow_service, log=log, allow_hosts=allow_hosts,
+    )
     click.echo(f"SPARQL endpoint: {endpoint_url(server)}  (Ctrl-C to stop)", err=True)
     try:
         server.serve_forever()

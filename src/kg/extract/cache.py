@@ -27,29 +27,19 @@ import sqlite3
 import time
 import unicodedata
 import warnings
-from collections.abc import Callable, Collection, Container, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Container, Iterable, Mapping
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 from kg.errors import CacheError, CacheSetAside, CacheUnused
+from kg.extract.cache_schema import prepare, writing
 from kg.model import CLAIM_KINDS, ENTITY_TYPES, ROLES, Definition, LocalClaim, LocalMention
 from kg.text.clean import clean_text
 from kg.text.vocab import Vocabulary, normalize_key
 from kg.util.filelock import FileLock
 
 CACHE_FILE = "extract.sqlite"
-_COLUMNS = ["key", "checksum", "payload", "version", "stamp"]
-_OLD_COLUMNS = _COLUMNS[:3]  # kg before rows carried their version: migrated in place
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS extraction (
-    key TEXT PRIMARY KEY,   -- sha256(pipeline version + NUL + text)
-    checksum TEXT NOT NULL, -- sha256 of payload
-    payload TEXT NOT NULL,  -- JSON
-    version TEXT,           -- the pipeline or model version that made it; NULL: not known (a row from before kg recorded it)
-    stamp INTEGER           -- unix seconds the row was last written, or used (refreshed at most every TOUCH_SECONDS)
-)
-"""
 BUSY_SECONDS = 60  # how long a write waits for another process's write (each takes milliseconds)
 # A read refreshes a row's stamp only when it is older than this: `kg cache prune --older-than`
 # counts in days, and rewriting every row a build reads would make each build a writer.
@@ -179,9 +169,9 @@ def lenient_text(raw: bytes) -> str:
 
 def is_damage(error: sqlite3.DatabaseError) -> bool:
     """Whether SQLite's error means the file is damaged (moved aside and started anew), not
-    busy, unwritable or missing."""
+    busy, unwritable or missing; a constraint kg's own writes cannot break (a trigger's RAISE) too."""
     name = getattr(error, "sqlite_errorname", None)
-    return name in _DAMAGED if name is not None else not isinstance(error, sqlite3.OperationalError)
+    return (name in _DAMAGED or name.startswith("SQLITE_CONSTRAINT")) if name is not None else not isinstance(error, sqlite3.OperationalError)
 
 
 def _use_wal(db: sqlite3.Connection) -> None:
@@ -199,16 +189,6 @@ def _use_wal(db: sqlite3.Connection) -> None:
             time.sleep(0.02)
 
 
-class _WrongShape(sqlite3.DatabaseError):
-    """The file is a database, but its extraction table is not the one kg writes."""
-
-    sqlite_errorname = "SQLITE_SCHEMA"
-
-
-def _columns(db: sqlite3.Connection) -> list[str]:
-    return [row[1] for row in db.execute("PRAGMA table_info(extraction)")]
-
-
 def holders_lock(database: Path) -> Path:
     """The lock file every user of `database` holds shared (`kg.util.filelock`)."""
     return database.with_name(f"{database.name}.lock")
@@ -221,21 +201,6 @@ def _identity(path: Path) -> tuple[int, int] | None:
     except FileNotFoundError:
         return None
     return status.st_dev, status.st_ino
-
-
-@contextlib.contextmanager
-def _writing(db: sqlite3.Connection) -> Iterator[None]:
-    """One short write transaction. BEGIN IMMEDIATE takes the write lock at once, waiting for
-    another process's write up to the busy timeout, instead of failing halfway when a read
-    inside a deferred transaction would have to turn into a write."""
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-    except BaseException:
-        with contextlib.suppress(sqlite3.Error):
-            db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
 
 
 class ExtractionCache:
@@ -306,12 +271,7 @@ class ExtractionCache:
             self._identity = _identity(self.path)
             _use_wal(db)
             db.execute("PRAGMA synchronous=NORMAL")  # still consistent in WAL; a power cut may lose the last commits, which a cache can afford
-            db.execute(_SCHEMA)
-            columns = _columns(db)
-            if columns == _OLD_COLUMNS:
-                _migrate(db)
-            elif columns != _COLUMNS:
-                raise _WrongShape(f"its extraction table has columns {', '.join(columns) or 'none'}")
+            prepare(db)  # kg's table made, or migrated; a file holding anything else is damaged
             db.execute("SELECT key, checksum, payload, version, stamp FROM extraction LIMIT 1").fetchall()
         except BaseException:
             db.close()
@@ -412,7 +372,7 @@ class ExtractionCache:
         made from it). Best effort: a busy, read-only or damaged file keeps its old stamps."""
         assert self._db is not None
         with contextlib.suppress(sqlite3.DatabaseError):
-            with _writing(self._db):
+            with writing(self._db):
                 self._db.executemany("UPDATE extraction SET stamp = ?, version = COALESCE(version, ?) WHERE key = ?", [(now, self.version, key) for key in keys])
 
     def put_many(self, items: Mapping[str, Any]) -> None:
@@ -425,7 +385,7 @@ class ExtractionCache:
             if self._db is None:
                 return
             try:
-                with _writing(self._db):  # one transaction: all or nothing
+                with writing(self._db):  # one transaction: all or nothing
                     self._db.executemany("INSERT OR REPLACE INTO extraction (key, checksum, payload, version, stamp) VALUES (?, ?, ?, ?, ?)", rows)
                 return
             except sqlite3.DatabaseError as error:
@@ -478,7 +438,7 @@ class ExtractionCache:
         if not clauses:
             return {}
         where = " OR ".join(clauses)
-        with _writing(self._db):
+        with writing(self._db):
             dropped = dict(self._db.execute(f"SELECT version, COUNT(*) FROM extraction WHERE {where} GROUP BY version", parameters).fetchall())
             self._db.execute(f"DELETE FROM extraction WHERE {where}", parameters)
         return dropped
@@ -488,13 +448,3 @@ class ExtractionCache:
         if self._db is not None:
             self._db.execute("VACUUM")
             self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-
-
-def _migrate(db: sqlite3.Connection) -> None:
-    """Give a cache from before versions were recorded its version and stamp columns. Its rows'
-    version is not known (NULL until a build reads one under its key); their stamp is the
-    migration's time, a column default, so no row is rewritten."""
-    with _writing(db):
-        if _columns(db) == _OLD_COLUMNS:  # another process may have migrated it meanwhile
-            db.execute("ALTER TABLE extraction ADD COLUMN version TEXT")
-            db.execute(f"ALTER TABLE extraction ADD COLUMN stamp INTEGER DEFAULT {int(time.time())}")  # an int: nothing to escape

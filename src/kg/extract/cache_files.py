@@ -17,7 +17,7 @@ from pathlib import Path
 
 from kg.errors import CacheError
 from kg.extract.cache import BUSY_SECONDS, COMPANIONS, ExtractionCache, holders_lock, is_damage, lenient_text
-from kg.extract.cache_location import CacheLocation, refuse_non_folder
+from kg.extract.cache_location import CacheLocation, refuse_misplaced
 from kg.util.filelock import FileLock
 
 DAY = 86_400
@@ -97,7 +97,7 @@ def _entries(path: Path) -> dict[str | None, int]:
 
 def cache_report(location: CacheLocation, current: Mapping[str, Collection[str]]) -> CacheReport:
     """What the cache folder holds (nothing is created or changed)."""
-    refuse_non_folder(location)
+    refuse_misplaced(location)
     files = []
     for name, versions in current.items():
         path = location.path / name
@@ -115,7 +115,7 @@ def cache_report(location: CacheLocation, current: Mapping[str, Collection[str]]
 def prune_cache(location: CacheLocation, current: Mapping[str, Collection[str]], *, older_than_days: int | None = None) -> PruneReport:
     """Drop the entries of versions not in `current` (entries of unknown version stay) and, with
     `older_than_days`, those not written or used in that many days; then compact each file."""
-    refuse_non_folder(location)
+    refuse_misplaced(location)
     written_before = None if older_than_days is None else int(time.time()) - older_than_days * DAY
     dropped: dict[str, dict[str | None, int]] = {}
     freed = 0
@@ -137,7 +137,7 @@ def prune_cache(location: CacheLocation, current: Mapping[str, Collection[str]],
 def clear_cache(location: CacheLocation, names: Collection[str]) -> tuple[list[Path], int]:
     """Remove the cache files `names` (with their side files and the damaged files set aside):
     the paths removed and the bytes freed. `CacheError` if a build has one open."""
-    refuse_non_folder(location)
+    refuse_misplaced(location)
     removed: list[Path] = []
     freed = 0
     for name in names:

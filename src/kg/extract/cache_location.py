@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Literal
 
 from kg.errors import CacheFolderUnusable
+from kg.util.places import kg_place
 
 ENV_VAR = "KG_CACHE_DIR"
 # What chose the folder: the caller's option (the CLI's --cache), the environment, or the default.
@@ -55,17 +56,22 @@ def resolve_cache_dir(option: str | os.PathLike[str] | None = None, *, no_cache:
     return CacheLocation(default_cache_dir(), "default")
 
 
-def refuse_non_folder(location: CacheLocation) -> None:
-    """`CacheFolderUnusable` if something other than a folder is where the cache folder goes."""
+def refuse_misplaced(location: CacheLocation) -> None:
+    """`CacheFolderUnusable` if something other than a folder is where the cache folder goes, or
+    the folder is in one of kg's own (`kg.util.places.kg_place`: an output folder's ``.kg``, where
+    a cache file would change a published build, or a SPARQL store, which the next build replaces)."""
     if location.path.exists() and not location.path.is_dir():
         raise CacheFolderUnusable(location, "is not a folder")
+    place = kg_place(location.path)
+    if place is not None:
+        raise CacheFolderUnusable(location, f"is inside {place}")
 
 
 def check_cache_dir(location: CacheLocation) -> None:
     """Make the folder if missing and check a file can be written in it; `CacheFolderUnusable`
     (one line naming the folder and what chose it) if not. Called before a build writes anything."""
     path = location.path
-    refuse_non_folder(location)
+    refuse_misplaced(location)
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as error:

@@ -3,22 +3,37 @@
 The entry key is the paper's given id. ``journal``/``booktitle`` give the venue, ``eprint`` with
 ``archivePrefix = arXiv`` (or an arXiv URL/DOI/journal) the arXiv id. Titles, authors and
 abstracts are decoded from LaTeX (``{\\"u}`` → ü, ``{BERT}`` → BERT) with math kept verbatim.
+
+A field's value is read as BibTeX reads it (`Macros.value`): ``{…}`` and ``"…"`` text, numbers
+and ``@string`` macros (and the month names ``jan`` … ``dec``), joined by ``#``. bibtexparser
+leaves any value that is more than one macro as written, so ``abstract = intro # {We propose …}``
+became the abstract ``intro # We propose …``. A macro that is not defined, or macros that refer
+to each other in a loop, make the entry a malformed record naming the field (exit 6), never
+text glued into the abstract.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterator
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from kg.errors import MalformedRecord
-from kg.ingest.records import RawRecord
+from kg.ingest.records import MAX_ABSTRACT_CHARS, RawRecord
 
 if TYPE_CHECKING:
+    from bibtexparser.library import Library
     from bibtexparser.model import Entry
 
 _LATEX_MARKERS = ("\\", "{", "}", "~")
+# The fields kg reads: only their values need be understood (an undefined macro in `note` costs nothing).
+READ_FIELDS = ("title", "abstract", "author", "year", "journal", "booktitle", "venue", "url", "doi", "eprint", "archiveprefix", "eprinttype", "keywords")
+MONTHS = {m[:3].lower(): m for m in ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December")}
+MAX_VALUE_CHARS = 10 * MAX_ABSTRACT_CHARS  # a value expanded from macros: past this it is refused while expanding (`a = b # b`, `b = c # c`, … doubles)
+MAX_MACRO_DEPTH = 64
+_WORD = re.compile(r'[^\s#{}"]+')
 
 
 def read_bibtex(text: str, *, path: str) -> Iterator[RawRecord | MalformedRecord]:
@@ -26,8 +41,8 @@ def read_bibtex(text: str, *, path: str) -> Iterator[RawRecord | MalformedRecord
     from bibtexparser.model import DuplicateBlockKeyBlock
 
     _quiet_bibtexparser()
-    try:
-        library = bibtexparser.parse_string(text)  # type: ignore[attr-defined]  # exported, but imported without `as` or __all__
+    try:  # no middleware: field values come as written, read by `Macros.value`
+        library = bibtexparser.parse_string(text, parse_stack=[])  # type: ignore[attr-defined]  # exported, but imported without `as` or __all__
     except Exception as error:  # the parser is tolerant, but if it gives up, say so in one line
         raise MalformedRecord(f"cannot parse BibTeX: {_reason(error)}", path=path) from None
     for block in library.failed_blocks:
@@ -36,12 +51,107 @@ def read_bibtex(text: str, *, path: str) -> Iterator[RawRecord | MalformedRecord
             yield MalformedRecord(f"duplicate BibTeX key {block.key!r}", path=path, line=line)
         else:
             yield MalformedRecord(f"bad BibTeX entry: {_reason(block.error)}", path=path, line=line)
+    macros = Macros(library)
     for entry in library.entries:
-        yield RawRecord((entry.start_line or 0) + 1, _entry_fields(entry))
+        line = (entry.start_line or 0) + 1
+        try:
+            yield RawRecord(line, _entry_fields(entry, macros))
+        except BadValue as error:
+            yield MalformedRecord(str(error), path=path, line=line)
 
 
-def _entry_fields(entry: Entry) -> dict[str, object]:
-    raw = {field.key.lower(): field.value for field in entry.fields if isinstance(field.value, str)}
+class BadValue(ValueError):
+    """A field value that BibTeX could not read: an undefined macro, a loop, a missing ``#``."""
+
+
+class Macros:
+    """The ``@string`` macros of one file, expanded once each, and what reads a field's value."""
+
+    def __init__(self, library: Library) -> None:
+        self._defined: dict[str, tuple[str, str]] = {}  # lower-case name -> (name as written, raw value)
+        for block in library.strings:
+            self._defined.setdefault(str(block.key).lower(), (str(block.key), str(block.value)))
+        self._expanded: dict[str, str] = {}
+
+    def value(self, raw: str, *, within: tuple[str, ...] = ()) -> str:
+        """`raw` (a value as written) as text: each ``{…}``, ``"…"``, number or macro in turn,
+        joined by ``#``. `within`: the macros being expanded (a loop is an error)."""
+        parts: list[str] = []
+        size, at, wants_part = 0, 0, True
+        while (at := _skip_space(raw, at)) < len(raw):
+            if not wants_part:
+                if raw[at] != "#":
+                    raise BadValue(f"expected # between the parts of the value, found {raw[at:at + 20]!r}")
+                at, wants_part = at + 1, True
+                continue
+            if raw[at] in '{"':
+                end = _closing(raw, at)
+                part, at = raw[at + 1 : end], end + 1
+            else:
+                word = _WORD.match(raw, at)
+                if word is None:
+                    raise BadValue(f"unexpected {raw[at]!r} in the value")
+                part, at = (word.group() if word.group().isdigit() else self.expand(word.group(), within)), word.end()
+            size += len(part)
+            if size > MAX_VALUE_CHARS:
+                raise BadValue(f"the value expands to more than {MAX_VALUE_CHARS:,} characters")
+            parts.append(part)
+            wants_part = False
+        if wants_part and parts:
+            raise BadValue("the value ends with #")
+        return "".join(parts)
+
+    def expand(self, name: str, within: tuple[str, ...] = ()) -> str:
+        key = name.lower()
+        if key in self._expanded:
+            return self._expanded[key]
+        if key not in self._defined:
+            if key in MONTHS:
+                return MONTHS[key]
+            raise BadValue(f"undefined @string macro {name!r}")
+        if key in within:
+            loop = [*within[within.index(key) :], key]
+            raise BadValue("@string macros refer to each other in a loop: " + " → ".join(self._defined[k][0] for k in loop))
+        if len(within) >= MAX_MACRO_DEPTH:
+            raise BadValue(f"@string macros nested more than {MAX_MACRO_DEPTH} deep")
+        self._expanded[key] = text = self.value(self._defined[key][1], within=(*within, key))
+        return text
+
+
+def _skip_space(raw: str, at: int) -> int:
+    while at < len(raw) and raw[at].isspace():
+        at += 1
+    return at
+
+
+def _closing(raw: str, start: int) -> int:
+    """Where the ``{…}`` or ``"…"`` opened at `start` ends (braces nest; a quote inside braces
+    does not end a quoted value)."""
+    depth = 0
+    for at in range(start + 1, len(raw)):
+        char = raw[at]
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            if depth == 0:
+                if raw[start] == "{":
+                    return at
+                raise BadValue("unbalanced } in the value")
+            depth -= 1
+        elif char == '"' and raw[start] == '"' and depth == 0:
+            return at
+    raise BadValue(f"unterminated {raw[start]} in the value")
+
+
+def _entry_fields(entry: Entry, macros: Macros) -> dict[str, object]:
+    raw: dict[str, str] = {}
+    for field in entry.fields:
+        key = field.key.lower()
+        if key in READ_FIELDS and isinstance(field.value, str):  # a repeated field: the last one, as before
+            try:
+                raw[key] = macros.value(field.value)
+            except BadValue as error:
+                raise BadValue(f"field {key!r}: {error}") from None
     arxiv = None
     if raw.get("archiveprefix", raw.get("eprinttype", "")).lower() == "arxiv":
         arxiv = raw.get("eprint")

@@ -8,6 +8,7 @@ per line).
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 
 from kg.errors import MalformedRecord
@@ -17,9 +18,30 @@ _WHITESPACE = " \t\n\r"
 _BOM = "\ufeff"
 
 
+class NotJson(ValueError):
+    """What Python's json module reads but JSON has no value for: ``NaN``, ``Infinity``,
+    ``-Infinity`` (became ids "nan", "inf", and a year of NaN no year), or a number too large
+    for a float (``1e400`` became inf)."""
+
+
+def _constant(name: str) -> float:
+    raise NotJson(f"not valid JSON: {name} is not a JSON value")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise NotJson(f"not usable JSON: the number {text if len(text) <= 20 else text[:19] + '…'} is too large")
+    return value
+
+
+# Every JSON input is read by this decoder: standard JSON, numbers that fit.
+DECODER = json.JSONDecoder(parse_constant=_constant, parse_float=_finite)
+
+
 def read_json_lines(text: str, *, path: str) -> Iterator[RawRecord | MalformedRecord]:
     """One record per non-blank line; a bad line is yielded as an error so `--skip-invalid` can go on."""
-    loads = json.loads
+    loads = DECODER.decode
     for number, line in enumerate(text.split("\n"), 1):
         if not line or line.isspace():
             continue
@@ -29,6 +51,9 @@ def read_json_lines(text: str, *, path: str) -> Iterator[RawRecord | MalformedRe
             value = loads(line)
         except json.JSONDecodeError as error:
             yield MalformedRecord(_json_error(error), path=path, line=number)
+            continue
+        except NotJson as error:
+            yield MalformedRecord(str(error), path=path, line=number)
             continue
         except (ValueError, RecursionError) as error:
             yield MalformedRecord(_limit_error(error), path=path, line=number)
@@ -58,12 +83,15 @@ def read_json(text: str, *, path: str) -> Iterator[RawRecord | MalformedRecord]:
         yield from _read_array(text, start, path=path)
         return
     try:
-        value = json.loads(text)
+        value = DECODER.decode(text)
     except json.JSONDecodeError as error:
         if error.msg == "Extra data":  # several top-level values: JSON Lines in a .json file
             yield from read_json_lines(text, path=path)
             return
         raise MalformedRecord(_json_error(error), path=path, line=error.lineno) from None
+    except NotJson as error:  # one bad record (located by its first line, as the other limits are)
+        yield MalformedRecord(str(error), path=path, line=text.count("\n", 0, start) + 1)
+        return
     except (ValueError, RecursionError) as error:
         raise MalformedRecord(_limit_error(error), path=path, line=text.count("\n", 0, start) + 1) from None
     if not isinstance(value, dict):
@@ -76,7 +104,7 @@ def read_json(text: str, *, path: str) -> Iterator[RawRecord | MalformedRecord]:
 
 def _results_start(text: str, start: int) -> int:
     """Where the value of the top-level object's (last) "results" key begins; the text is valid JSON."""
-    decoder = json.JSONDecoder()
+    decoder = DECODER
     position, found = _skip(text, start + 1), -1
     while text[position] != "}":
         key, position = decoder.raw_decode(text, position)
@@ -92,7 +120,7 @@ def _results_start(text: str, start: int) -> int:
 def _read_array(text: str, start: int, *, path: str, nested: bool = False) -> Iterator[RawRecord | MalformedRecord]:
     """The objects of the array at `start`, each located by its line; `nested`: the array is a
     value inside an object already parsed, so nothing after it is checked."""
-    decoder = json.JSONDecoder()
+    decoder = DECODER
     position = _skip(text, start + 1)
     line, counted = 1, 0
     expect_value = True
@@ -101,15 +129,20 @@ def _read_array(text: str, start: int, *, path: str, nested: bool = False) -> It
             raise MalformedRecord("not valid JSON: the array is not closed with ']'", path=path, line=text.count("\n") + 1)
         if text[position] == "]" and (not expect_value or counted == 0):
             break
+        value: object
         try:
             value, end = decoder.raw_decode(text, position)
         except json.JSONDecodeError as error:
             raise MalformedRecord(_json_error(error), path=path, line=error.lineno) from None
+        except NotJson as error:  # one bad record: read as Python reads it only to find where it ends
+            value, end = error, json.JSONDecoder().raw_decode(text, position)[1]
         except (ValueError, RecursionError) as error:
             raise MalformedRecord(_limit_error(error), path=path, line=line + text.count("\n", counted, position)) from None
         line += text.count("\n", counted, position)
         counted = position
-        if isinstance(value, dict):
+        if isinstance(value, NotJson):
+            yield MalformedRecord(str(value), path=path, line=line)
+        elif isinstance(value, dict):
             yield RawRecord(line, value)
         else:
             yield MalformedRecord(f"expected a JSON object, found {_kind(value)}", path=path, line=line)

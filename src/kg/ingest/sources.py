@@ -138,9 +138,24 @@ def unreadable(error: OSError, name: str) -> InputUnreadable:
     return InputUnreadable(f"cannot read it ({error.strerror or error})", path=name)
 
 
+# How every kg has begun graph.json (`kg.graph.FORMAT`, not imported: ingestion stays light).
+_KG_GRAPH = re.compile(rb'\A\s*\{\s*"format"\s*:\s*"kg-graph"')
+
+
 def is_output_folder(path: str | os.PathLike[str]) -> bool:
-    """True if `path` is a folder kg builds into: it holds ``.kg/current`` (`kg.generations`)."""
-    return os.path.islink(os.path.join(path, ".kg", "current"))
+    """True if `path` is a folder kg built into: it holds ``.kg/current`` (`kg.generations`), or,
+    as an older kg left its output folder (plain files, no ``.kg``), a graph.json of kg's own."""
+    return os.path.islink(os.path.join(path, ".kg", "current")) or _is_kg_graph(os.path.join(path, "graph.json"))
+
+
+def _is_kg_graph(path: str) -> bool:
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a pipe there would block the read
+            return False
+        with open(path, "rb") as handle:
+            return bool(_KG_GRAPH.match(handle.read(64)))
+    except OSError:
+        return False
 
 
 def _is_output_link(path: str) -> bool:

@@ -24,11 +24,11 @@ from kg.rdf.fragments import changed_fragments, turtle_chunks
 from kg.rdf.terms import DEFAULT_BASE, RDF_MODEL_VERSION
 from kg.rdf.triples import triples
 from kg.util.atomic import output_errors
+from kg.util.places import STORE_DIR as STORE_DIR  # named with the rule on where kg may write
 
 if TYPE_CHECKING:
     import networkx as nx
 
-STORE_DIR = "graph.oxigraph"
 STAMP_FILE = "kg-stamp.json"
 LOCK_FILE = f"{STORE_DIR}.lock"  # beside the store, never removed (removing a lock file races)
 

@@ -340,21 +340,34 @@ def save(embeddings: Embeddings, directory: str | os.PathLike[str]) -> list[Path
 
 def load(directory: str | os.PathLike[str], ids: Sequence[str]) -> np.ndarray | None:
     """The stored vectors (memory-mapped) if they belong to exactly these papers, else None."""
+    return check(directory, ids)[0]
+
+
+def check(directory: str | os.PathLike[str], ids: Sequence[str]) -> tuple[np.ndarray | None, str | None]:
+    """The stored vectors (memory-mapped) if they belong to exactly these papers; else None
+    and why not, in a few words (the rankings then go without them: the caller says so)."""
     folder = Path(directory)
     try:
         meta = json.loads((folder / EMBED_META_FILE).read_text(encoding="utf-8"))
-        model = meta.get("model") if isinstance(meta, dict) else None
-        dimensions = MODEL_DIMENSIONS.get(model) if isinstance(model, str) else None
-        if dimensions is None or meta.get("ids_sha256") != ids_digest(ids):
-            return None
-        if not (folder / EMBED_FILE).is_file():  # a FIFO or device would block or never end
-            return None
+    except (OSError, ValueError) as error:
+        return None, f"{EMBED_META_FILE} cannot be read ({getattr(error, 'strerror', None) or error})"
+    model = meta.get("model") if isinstance(meta, dict) else None
+    dimensions = MODEL_DIMENSIONS.get(model) if isinstance(model, str) else None
+    if dimensions is None:
+        return None, f"{EMBED_META_FILE} names no model this kg has ({model!r})"
+    if meta.get("ids_sha256") != ids_digest(ids):
+        return None, "they are not this graph's papers'"
+    if not (folder / EMBED_FILE).is_file():  # a FIFO or device would block or never end
+        return None, f"{EMBED_FILE} is missing or not a file"
+    try:
         matrix: np.ndarray = np.load(folder / EMBED_FILE, mmap_mode="r", allow_pickle=False)
-    except (OSError, ValueError, AttributeError):
-        return None
-    if matrix.shape != (len(ids), dimensions) or matrix.dtype != np.dtype("<f4") or not unit_rows(matrix):
-        return None  # not the encoder's vectors (damaged or forged): ranked without them
-    return matrix
+    except (OSError, ValueError, AttributeError) as error:
+        return None, f"{EMBED_FILE} is damaged ({' '.join(str(error).split())[:80]})"
+    if matrix.shape != (len(ids), dimensions) or matrix.dtype != np.dtype("<f4"):
+        return None, f"{EMBED_FILE} holds {matrix.dtype} of shape {matrix.shape}, not {len(ids):,} vectors of {dimensions} float32"
+    if not unit_rows(matrix):  # not the encoder's vectors (damaged or forged)
+        return None, f"{EMBED_FILE} holds vectors that are not finite and of unit length, as the encoder writes them"
+    return matrix, None
 
 
 def stored_model(directory: str | os.PathLike[str]) -> str | None:

@@ -25,13 +25,14 @@ judgments of ``bench/related_eval.py``.
 from __future__ import annotations
 
 import os
+import warnings
 import weakref
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from kg.errors import GraphNotFound
+from kg.errors import EmbeddingsUnused, GraphNotFound
 from kg.generations import GraphFolder, resolve
 from kg.graph import GRAPH_FILE, graph_stamp  # kg.graph imports networkx only to make graphs
 from kg.model import ENTITY_TYPES, parse_types
@@ -373,12 +374,21 @@ def graph_embeddings(graph: nx.DiGraph[str], index: RelatedIndex) -> PaperVector
 
 
 def stored_embeddings(folder: Path, index: RelatedIndex) -> PaperVectors | None:
-    """The vectors a build stored in `folder` if they belong to exactly the index's papers, else None."""
+    """The vectors a build stored in `folder` if they belong to exactly the index's papers, else
+    None; stored vectors that cannot be used (damaged, non-finite, of other papers) are an
+    `EmbeddingsUnused` warning, given once per folder and reason: the ranking changes without them."""
     if not (folder / EMBED_META_FILE).is_file():  # numpy is imported only when there are vectors
         return None
     from kg.related_work import embed
 
-    return embed.load(folder, index.paper_ids)
+    vectors, problem = embed.check(folder, index.paper_ids)
+    if problem is not None and (str(folder), problem) not in _WARNED:
+        _WARNED.add((str(folder), problem))
+        warnings.warn(f"the embeddings in {folder} cannot be used: {problem}; related papers are ranked without them", EmbeddingsUnused, stacklevel=2)
+    return vectors
+
+
+_WARNED: set[tuple[str, str]] = set()  # (folder, problem) already told: `kg html` ranks twice
 
 
 def find_related(
@@ -418,14 +428,12 @@ def find_related_text(
     vectors = stored_embeddings(view.folder, index) if use_embeddings else None
     vector, warnings = None, []
     wanted = signals is None or "embedding" in signals
-    if vectors is not None and wanted:
+    if vectors is not None and wanted:  # stored vectors that cannot be used: `stored_embeddings` warned
         from kg.related_work import embed
 
         vector, problem = embed.encode_like(view.folder, text)
         if problem:
             warnings.append(problem)
-    elif use_embeddings and wanted and (view.folder / EMBED_META_FILE).is_file():
-        warnings.append(f"the embeddings in {view.folder} are not this graph's papers' or not of a model this kg has: the text is ranked without them")
     results = rank_text(index, text, top=top, types=types, embeddings=vectors, vector=vector, signals=signals)
     title = " ".join("".join(ch if ch.isprintable() else " " for ch in text).split())  # no control bytes echoed to a terminal
     return RelatedResult("", title[:117] + "…" if len(title) > 120 else title, tuple(results), source, used_signals(signals, vector is not None), tuple(warnings))

@@ -33,6 +33,7 @@ from kg.generations import GraphFolder, resolve
 from kg.rdf.store import is_corruption, open_store, repair_store, to_store
 from kg.rdf.terms import DEFAULT_BASE, PREFIXES
 from kg.rdf.triples import estimated_triples
+from kg.sparql.columns import star_order
 from kg.sparql.guard import check_algebra, check_query
 from kg.sparql.hints import excerpt, likely_expected, undeclared_terms
 from kg.sparql.labels import UnmatchedLabel, apply_label_bindings, unmatched
@@ -143,8 +144,9 @@ class _Backend:
         and hyphen-insensitively, and if nothing came back, `unmatched` says which bound
         labels name no concept (with close labels)."""
         check_query(text, allow_service=allow_service)
+        given = text
         text, bindings, labels = apply_label_bindings(text, bindings or {})
-        result = self._run(text, bindings, allow_service=allow_service)
+        result = in_star_order(self._run(text, bindings, allow_service=allow_service), given)
         if labels and result.boolean is None and not result.rows:
             ask = lambda q: bool(self._run(q, {}).boolean)  # noqa: E731
             select = lambda q: [tuple(str(term or "") for term in row) for row in self._run(q, {}).rows]  # noqa: E731
@@ -153,6 +155,16 @@ class _Backend:
 
     def _run(self, text: str, bindings: Mapping[str, str], *, allow_service: bool = False) -> QueryResult:
         raise NotImplementedError
+
+
+def in_star_order(result: QueryResult, text: str) -> QueryResult:
+    """`result` with the columns of a ``SELECT *`` in the order `text` first names them
+    (`kg.sparql.columns`): rdflib's came from a set, Oxigraph's are sorted by name."""
+    order = star_order(text, result.variables) if result.boolean is None else None
+    if order is None or order == result.variables:
+        return result
+    index = [result.variables.index(name) for name in order]
+    return replace(result, variables=order, rows=tuple(tuple(row[i] for i in index) for row in result.rows))
 
 
 class StoreDamaged(QueryFailed):
@@ -314,7 +326,9 @@ class RdflibBackend(_Backend):
         from rdflib.plugins.sparql import prepareQuery
 
         from kg.rdf.convert import to_rdflib_term
+        from kg.sparql import rdflib_fixes
 
+        rdflib_fixes.install()  # an empty VALUES block crashed rdflib's evaluator
         init = {k: to_rdflib_term(v) for k, v in parse_bindings(bindings or {}).items()}
         try:
             prepared = prepareQuery(text, initNs=PREFIXES)
@@ -327,15 +341,20 @@ class RdflibBackend(_Backend):
             raise (_rdflib_unknown_prefix(text, str(error)) or QuerySyntaxError(f"SPARQL syntax error: {_one_line(str(error))}")) from error
         check_algebra(prepared, allow_service=allow_service)  # what rdflib will run, escapes expanded
         try:
-            result = self.graph.query(prepared, initBindings=init)
+            with warnings.catch_warnings():  # rdflib 7.6's engine calls its own deprecated Dataset API (default_context, contexts): nothing kg can change
+                warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"rdflib\.")
+                result = self.graph.query(prepared, initBindings=init)
+                projected = list(result.vars or ()) if result.type == "SELECT" else []
+                solutions = list(result.bindings) if result.type == "SELECT" else []
             if result.type == "ASK":
                 return QueryResult(variables=(), boolean=bool(result.askAnswer), backend=self.name)
             if result.type == "SELECT":
-                variables = tuple(str(v) for v in result.vars or ())
+                variables = tuple(str(v) for v in projected)
                 for name in init:
                     if name not in variables:  # as Oxigraph (SEP-0007) requires
                         raise _unprojected(name)
-                rows = tuple(tuple(_rdflib_term(row[i]) for i in range(len(variables))) for row in result)
+                # The solutions themselves (evaluated above): iterating the result drops those that bind no variable.
+                rows = tuple(tuple(_rdflib_term(solution.get(v)) for v in projected) for solution in solutions)
                 return QueryResult(variables=variables, rows=rows, backend=self.name)
             rows = tuple(tuple(_rdflib_term(t) for t in triple) for triple in result.graph)
             return QueryResult(variables=("subject", "predicate", "object"), rows=rows, backend=self.name)

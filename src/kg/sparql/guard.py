@@ -4,7 +4,14 @@ pyoxigraph's parser and query algebra recurse: measured with pyoxigraph 0.5 on a
 ~3,000 nested ``{ }`` groups (or ~5,000 nested parentheses), flat operator chains of
 ~7,000 ``+`` terms or ``UNION`` branches, and flat chains of ~3,000 ``BIND``/``MINUS`` or
 ~10,000 ``FILTER`` clauses overflow the stack and kill the process with a segfault, which
-no ``try`` catches. `check_query` refuses such text first, with limits far below those, and
+no ``try`` catches; so do the lists the grammar writes without separators: an RDF collection
+``( 1 1 … )`` of ~4,500 items, ~20,000 groups ``{ … }`` in a row. Every list-like shape of
+the grammar is bounded by one of the counts: operators (paths' ``/ | ^ !``), separators
+(triple patterns, object and predicate lists, argument and ``IN`` lists), items of one
+``( … )`` (collections, ``VALUES`` rows and variable lists, arguments), bracketed groups in all
+(groups in a row, ``VALUES`` rows, blank nodes) and terms in all (a one-variable ``VALUES``
+block, ``SELECT``/``ORDER BY``/``GROUP BY`` lists, ``FROM``, ``DESCRIBE``, ``PREFIX``).
+`check_query` refuses such text first, with limits far below those, and
 refuses ``SERVICE`` (a query naming any URL would make the engine fetch it) unless the
 caller allows it.
 
@@ -37,6 +44,11 @@ MAX_DEPTH = 64  # nested { } ( ) [ ] together; real queries stay below ~10
 MAX_OPERATORS = 1_000  # binary operators and UNIONs: each chain is one level of recursion
 MAX_CLAUSES = 1_000  # FILTER, BIND, MINUS, OPTIONAL, …: each is one more node of a flat chain
 MAX_SEPARATORS = 2_000  # `.` `;` `,` between triple patterns and list items (20,000 `?s ?p ?o .` overflow the stack)
+# The lists the grammar writes without separators, counted too: an RDF collection `( 1 2 … )` of
+# ~4,500 items, or ~20,000 groups `{ … } { … }` in a row, overflow the stack just the same.
+MAX_LIST_ITEMS = 1_000  # items of one `( … )`: a collection, a VALUES row or variable list, arguments
+MAX_GROUPS = 2_000  # bracketed groups in all: `{ … }` patterns, `( … )` collections and rows, `[ … ]` nodes
+MAX_TERMS = 10_000  # variables, IRIs, literals, numbers, prefixed names, blank nodes: every other list's items
 MAX_ALGEBRA_NODES = 20_000  # rdflib's parsed algebra (a real query has a few hundred)
 CLAUSE_KEYWORDS = frozenset({"FILTER", "BIND", "MINUS", "OPTIONAL", "VALUES", "GRAPH", "SERVICE", "EXISTS", "SELECT", "UNION"})
 # SERVICE as the grammar needs it (`SERVICE SILENT? VarOrIri`), matched in the raw and the
@@ -56,6 +68,9 @@ SPARQL_TOKEN = re.compile(
     r"""|<[^<>"{}|^`\\\x00-\x20]*>"""
     r"""|\#[^\n\r]*)"""
     r"""|(?P<open>[{(\[])|(?P<close>[})\]])"""
+    r"""|(?P<var>[?$]\w+)"""
+    r"""|(?P<name>(?:[A-Za-z_][\w.-]*[\w-]|[A-Za-z_])?:(?:[\w.:%-]*[\w:%-])?)"""  # a prefixed name or blank node label (no trailing `.`)
+    r"""|(?P<number>(?<![\w.])(?:\d+\.\d*[eE][+-]?\d+|\d*\.\d+(?:[eE][+-]?\d+)?|\d+(?:[eE][+-]?\d+)?))"""
     r"""|(?P<word>(?<![?$:\w])[A-Za-z]+(?![\w:]))"""
     r"""|(?P<op>\|\||&&|[-+*/|^!=<>])"""
     r"""|(?P<sep>[;,]|(?<!\d)\.|\.(?!\d))""",  # triple-pattern and list separators (not a decimal's point)
@@ -64,10 +79,17 @@ SPARQL_TOKEN = re.compile(
 
 
 SERVICE_REFUSED = "query refused: SERVICE (federated queries) is disabled; it would make this machine fetch the URL the query names"
+# The keywords an update operation begins with (SPARQL 1.1 Update); a query begins SELECT, CONSTRUCT, ASK or DESCRIBE.
+UPDATE_KEYWORDS = frozenset({"INSERT", "DELETE", "LOAD", "CLEAR", "DROP", "CREATE", "ADD", "MOVE", "COPY", "WITH"})
 
 
 class QueryRefused(QuerySyntaxError):
     """A query refused before parsing (too deep, too long, or SERVICE); exit code 13."""
+
+
+class UpdateRefused(QueryRefused):
+    """A SPARQL update (``INSERT DATA …``) where a query was expected: kg's graphs are read-only.
+    Exit code 13; `kg serve` answers ``405``, as for an ``update=`` form."""
 
 
 class QueryTimedOut(QueryFailed):
@@ -81,6 +103,13 @@ class QueryShape:
     service: bool  # the SERVICE keyword appears
     clauses: int = 0  # CLAUSE_KEYWORDS: group elements and sub-selects
     separators: int = 0  # `.` `;` `,` outside strings, IRIs and comments
+    list_items: int = 0  # the most items (terms and groups) directly inside one `( … )`
+    groups: int = 0  # bracketed groups `{ }` `( )` `[ ]`
+    terms: int = 0  # TERM_WORDS, variables, IRIs, literals, numbers, prefixed names, blank node labels
+
+
+# Words that are terms: `a` (rdf:type), the booleans, and UNDEF, a value of a VALUES row.
+TERM_WORDS = frozenset({"A", "TRUE", "FALSE", "UNDEF"})
 
 
 def expand_codepoints(text: str) -> str:
@@ -98,14 +127,25 @@ def scan(text: str) -> QueryShape:
     """The nesting depth, operator and clause counts and SERVICE use of `text` (which need
     not parse), after codepoint escapes are expanded."""
     text = expand_codepoints(text)
-    depth = deepest = operators = clauses = separators = 0
+    depth = deepest = operators = clauses = separators = widest = groups = terms = 0
     service = False
+    items: list[int] = []  # per open bracket, outermost first: the terms and groups directly inside it
+    parens: list[bool] = []  # per open bracket: whether it is a `(`
     for match in SPARQL_TOKEN.finditer(text):
         kind = match.lastgroup
+        term = kind in ("var", "name", "number") or (kind == "skip" and match.group()[0] in "<'\"")
         if kind == "open":
+            if items:
+                items[-1] += 1  # a group is an item of the list it is in
+            items.append(0)
+            parens.append(match.group() == "(")
+            groups += 1
             depth += 1
             deepest = max(deepest, depth)
         elif kind == "close":
+            if items:
+                inside, paren = items.pop(), parens.pop()
+                widest = max(widest, inside) if paren else widest
             depth = max(0, depth - 1)
         elif kind == "op":
             operators += 1
@@ -113,13 +153,28 @@ def scan(text: str) -> QueryShape:
             separators += 1
         elif kind == "word":
             word = match.group().upper()
+            term = word in TERM_WORDS
             if word in CLAUSE_KEYWORDS:
                 clauses += 1
             if word == "SERVICE":
                 service = True
             elif word == "UNION":
                 operators += 1
-    return QueryShape(deepest, operators, service, clauses, separators)
+        if term:
+            terms += 1
+            if items:
+                items[-1] += 1
+    widest = max([widest, *(inside for inside, paren in zip(items, parens, strict=True) if paren)])  # lists left open
+    return QueryShape(deepest, operators, service, clauses, separators, widest, groups, terms)
+
+
+def update_keyword(text: str) -> str | None:
+    """The keyword that makes `text` a SPARQL update (``INSERT``, ``DELETE``, ``LOAD``, …): its
+    first word after the prologue (``PREFIX``/``BASE`` lines); None for a query."""
+    for match in SPARQL_TOKEN.finditer(expand_codepoints(text)):
+        if match.lastgroup == "word" and match.group().upper() not in ("PREFIX", "BASE"):
+            return match.group().upper() if match.group().upper() in UPDATE_KEYWORDS else None
+    return None
 
 
 def check_query(
@@ -127,9 +182,13 @@ def check_query(
     max_operators: int = MAX_OPERATORS, max_clauses: int = MAX_CLAUSES,
 ) -> None:
     """Raise `QueryRefused` when `text` is too long, nests too deep, chains too many
-    operators or clauses, or uses SERVICE without `allow_service` (escaped or not)."""
+    operators or clauses, or uses SERVICE without `allow_service` (escaped or not), and
+    `UpdateRefused` when it is an update, not a query."""
     if len(text) > max_chars:
         raise QueryRefused(f"query refused: {len(text):,} characters, above the limit of {max_chars:,}")
+    keyword = update_keyword(text)
+    if keyword is not None:
+        raise UpdateRefused(f"updates are refused: {keyword} is a SPARQL update, and the graph is read-only (ask SELECT, ASK, CONSTRUCT or DESCRIBE)")
     expanded = expand_codepoints(text)
     surrogate = re.search("[\ud800-\udfff]", expanded)
     if surrogate:  # `\uD800`: no character, and no answer could be printed or sent
@@ -143,6 +202,12 @@ def check_query(
         raise QueryRefused(f"query refused: {shape.clauses:,} clauses (FILTER, BIND, MINUS, OPTIONAL, …), above the limit of {max_clauses:,}")
     if shape.separators > MAX_SEPARATORS:
         raise QueryRefused(f"query refused: {shape.separators:,} triple patterns and list items, above the limit of {MAX_SEPARATORS:,}")
+    if shape.list_items > MAX_LIST_ITEMS:
+        raise QueryRefused(f"query refused: {shape.list_items:,} items in one ( … ) list (an RDF collection, a VALUES row, arguments), above the limit of {MAX_LIST_ITEMS:,}")
+    if shape.groups > MAX_GROUPS:
+        raise QueryRefused(f"query refused: {shape.groups:,} bracketed groups ({{ }}, ( ), [ ]), above the limit of {MAX_GROUPS:,}")
+    if shape.terms > MAX_TERMS:
+        raise QueryRefused(f"query refused: {shape.terms:,} terms (variables, IRIs, literals, …), above the limit of {MAX_TERMS:,}")
     if not allow_service and (shape.service or SERVICE_CALL.search(text) or SERVICE_CALL.search(expanded)):
         raise QueryRefused(SERVICE_REFUSED)
 

@@ -25,7 +25,11 @@ Hostile input stays harmless (`EndpointServer`):
   ``Content-Length`` is required and validated (``411``/``400``/``413``); the listen backlog is 128;
 * every refusal is one line given to ``log`` (the CLI writes it to stderr).
 
-It binds 127.0.0.1 by default: the graph is served to this machine only.
+It binds 127.0.0.1 by default: the graph is served to this machine only. It answers only
+requests whose ``Host`` header names it (`HostCheck`: an address, ``localhost``, or a name
+allowed with ``allow_hosts``; else ``403``), so a web page whose name its owner points at
+127.0.0.1 (DNS rebinding) cannot read the endpoint through the browser of the person running it.
+An update sent as ``query=`` is refused as ``update=`` is (``405``).
 """
 
 from __future__ import annotations
@@ -54,9 +58,11 @@ from kg.generations import resolve
 from kg.graph import graph_stamp
 from kg.rdf.store import is_corruption, open_store, repair_store
 from kg.rdf.terms import DEFAULT_BASE, PREFIXES
+from kg.sparql.columns import explicit_projection, star_order
 from kg.sparql.engine import StoreDamaged, oxigraph_syntax_error
-from kg.sparql.guard import QueryTimedOut, check_query
+from kg.sparql.guard import SERVICE_CALL, QueryTimedOut, UpdateRefused, check_query, expand_codepoints
 from kg.sparql.hints import undeclared_terms
+from kg.sparql.hosts import HostCheck, host_name
 from kg.sparql.pool import PoolBusy, WorkerCrashed, WorkerPool
 from kg.sparql.requests import RequestReader
 
@@ -152,6 +158,8 @@ def _answer(store: ox.Store, request: tuple[str, str]) -> tuple[str, bytes]:
     text, accept = request
     try:
         result = store.query(text, prefixes=PREFIXES)
+        if isinstance(result, ox.QuerySolutions):
+            result = _in_star_order(store, text, result)
         if isinstance(result, ox.QueryTriples):
             media = _negotiate(accept, GRAPH_TYPES, "text/turtle")
             return media, ox.serialize(result, format=GRAPH_TYPES[media]) or b""
@@ -163,6 +171,19 @@ def _answer(store: ox.Store, request: tuple[str, str]) -> tuple[str, bytes]:
         if is_corruption(error):
             raise StoreDamaged.of(error) from error
         raise QueryFailed(f"SPARQL query failed: {error}") from error
+
+
+def _in_star_order(store: ox.Store, text: str, result: ox.QuerySolutions) -> ox.QuerySolutions:
+    """A ``SELECT *`` asked again with its columns listed in the order the query names them
+    (`kg.sparql.columns`), as `kg sparql` shows them; Oxigraph sorts them by name. Not one
+    that calls a SERVICE (allowed): that would fetch twice."""
+    names = [variable.value for variable in result.variables]
+    order = star_order(text, names)
+    if not order or list(order) == names or SERVICE_CALL.search(expand_codepoints(text)):
+        return result
+    again = store.query(explicit_projection(text, order), prefixes=PREFIXES)
+    assert isinstance(again, ox.QuerySolutions)  # the same query, its projection spelt out
+    return again
 
 
 # --- HTTP ----------------------------------------------------------------------------------
@@ -190,10 +211,22 @@ class SparqlHandler(BaseHTTPRequestHandler):
     def log_error(self, format: str, *args: Any) -> None:  # http.server's own refusals
         self.server.refused(self.client_address, " ".join((format % args).split()))
 
+    def _host_refused(self) -> bool:
+        """Answer ``403`` (and say so) when the ``Host`` header names a host this server is not.
+        Asked before any answer that holds data (a query's, the root's); a malformed request is
+        refused for what it is first."""
+        name = self.server.hosts.refuses(self.headers.get("Host"))
+        if name is None:
+            return False
+        self._error(HTTPStatus.FORBIDDEN, f"host {name!r} is not a name of this server (a web page may have pointed it here); allow the name when starting the server to answer it")
+        return True
+
     def do_GET(self) -> None:
         url = urlsplit(self.path)
         if url.path not in ENDPOINT_PATHS:
             if url.path == "/":
+                if self._host_refused():
+                    return None
                 return self._send(HTTPStatus.OK, "text/plain; charset=utf-8", b"kg SPARQL endpoint: GET or POST /sparql?query=...\n")
             return self._error(HTTPStatus.NOT_FOUND, f"no such path {url.path}; the endpoint is /sparql")
         params = parse_qs(url.query, keep_blank_values=True)
@@ -245,12 +278,16 @@ class SparqlHandler(BaseHTTPRequestHandler):
         return data.decode("utf-8", "replace")
 
     def _answer(self, query: str | None) -> None:
+        if self._host_refused():  # before anything is run or sent back
+            return
         if not query:
             return self._error(HTTPStatus.BAD_REQUEST, "missing query parameter")
         server = self.server
         try:
             check_query(query, allow_service=server.allow_service)
             media, body = server.pool.call((query, self.headers.get("Accept") or ""), timeout=server.query_timeout)
+        except UpdateRefused as error:  # an update sent as query=: refused as update= is
+            return self._error(HTTPStatus.METHOD_NOT_ALLOWED, f"this endpoint is read-only; {error.message}")
         except QuerySyntaxError as error:
             shown = f"\n{error.excerpt[0]}\n{error.excerpt[1]}" if error.excerpt else ""
             return self._error(HTTPStatus.BAD_REQUEST, error.message, detail=shown)
@@ -289,9 +326,10 @@ class EndpointServer(socketserver.TCPServer):
     def __init__(
         self, address: tuple[str, int], pool: WorkerPool, *, query_timeout: float, io_timeout: float = IO_TIMEOUT,
         request_deadline: float = REQUEST_DEADLINE, threads: int = THREADS, per_client: int = PER_CLIENT,
-        allow_service: bool = False, log: Log | None = None,
+        allow_service: bool = False, log: Log | None = None, hosts: HostCheck | None = None,
     ) -> None:
         self.pool, self.query_timeout, self.io_timeout = pool, query_timeout, io_timeout
+        self.hosts = hosts or HostCheck()  # addresses and localhost
         self.allow_service, self.per_client = allow_service, per_client
         self._log = log
         self._pending: queue.Queue[tuple[socket.socket, Any, bytes] | None] = queue.Queue(maxsize=threads * 4)
@@ -393,16 +431,19 @@ def make_server(
     directory: str | os.PathLike[str], *, host: str = "127.0.0.1", port: int = 7878, base: str = DEFAULT_BASE,
     timeout: float = DEFAULT_TIMEOUT, workers: int = 2, threads: int = THREADS, io_timeout: float = IO_TIMEOUT,
     request_deadline: float = REQUEST_DEADLINE, per_client: int = PER_CLIENT, allow_service: bool = False, log: Log | None = None,
+    allow_hosts: Sequence[str] = (),
 ) -> EndpointServer:
     """A server (not yet serving) answering SPARQL over the graph in `directory` (its store
     built or reused first); port 0 picks a free one. `workers` processes run the queries,
-    each following the generation `directory` shows (`FollowingStore`)."""
+    each following the generation `directory` shows (`FollowingStore`). It answers requests
+    whose ``Host`` is an address, ``localhost``, `host` or one of `allow_hosts` (`HostCheck`)."""
     open_store(directory, base=base)  # build the cache once, here, before the workers open it
     pool = WorkerPool(functools.partial(open_worker_store, str(directory), base), answer, size=max(1, workers))
     try:
         return EndpointServer(
             (host, port), pool, query_timeout=timeout, io_timeout=io_timeout, request_deadline=request_deadline,
             threads=threads, per_client=per_client, allow_service=allow_service, log=log,
+            hosts=HostCheck(frozenset(host_name(name) for name in (host, *allow_hosts))),
         )
     except OSError as error:
         pool.close()

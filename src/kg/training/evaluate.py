@@ -139,6 +139,8 @@ def _gold_doc(record: Mapping[str, Any], *, default_id: str, path: str, line: in
         raise GoldFormatError(f'"id" must be a string, not {_kind(doc_id)}', **where)
     _check_size("id", doc_id, MAX_FIELD_CHARS, **where)
     _check_size("text", text, MAX_ABSTRACT_CHARS, **where)
+    if not text.strip():  # nothing to learn from or score (spaCy's training died on it: E923)
+        raise GoldFormatError('"text" is empty', **where)
     spans = set()
     for number, entity in enumerate(entities, start=1):
         if not isinstance(entity, dict):
@@ -260,6 +262,8 @@ def evaluate_file(
 
     check_recognizer(recognizer)
     gold = load_gold(path)
+    if not gold:  # scores of nothing would read as a model that finds nothing
+        raise GoldFormatError("no gold documents", path=display_name(str(path)))
     papers = [Paper(id=f"{i}:{doc.id}", title="", abstract=doc.text) for i, doc in enumerate(gold)]
     resolution = resolve_corpus(papers, list(extract_papers(papers, nlp=nlp, recognizer=recognizer)), min_score=min_score)
     predicted = [{(m.start, m.end, m.label) for m in entities.mentions} for entities in resolution.entities]

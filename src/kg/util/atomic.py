@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from kg.errors import OutputError, OutputPermissionDenied
+from kg.util.places import kg_place
 
 _PERMISSION = (errno.EACCES, errno.EPERM, errno.EROFS)
 
@@ -111,14 +112,14 @@ def check_output_dir(path: str | os.PathLike[str]) -> None:
 
 
 def refuse_build_state(path: str | os.PathLike[str], *, what: str, folder: bool = False) -> None:
-    """Raise `OutputError` if `path` (a file, or with `folder` a folder) is inside a ``.kg``
-    folder, where kg keeps an output folder's builds (`kg.generations`): a file written there
-    would change a published build. A file that is a link into one is fine: writing replaces
-    the link (out/graph.html), not what it points to."""
-    given = Path(path)
-    for where in (given, Path(os.path.realpath(given if folder else given.parent))):
-        if ".kg" in where.parts:
-            raise OutputError(f"cannot write {path}: it is inside a .kg folder, where kg keeps an output folder's builds; name {what}")
+    """Raise `OutputError` if `path` (a file, or with `folder` a folder) is in a folder of kg's
+    own (`kg.util.places.kg_place`): a ``.kg`` folder, where kg keeps an output folder's builds
+    (a file written there would change a published build), or a SPARQL store folder (the next
+    build replaces it whole). A file that is a link into one is fine: writing replaces the link
+    (out/graph.html), not what it points to."""
+    place = kg_place(path if folder else Path(path).parent)
+    if place is not None:
+        raise OutputError(f"cannot write {path}: it is inside {place}; name {what}")
 
 
 def refuse_other_output(path: str | os.PathLike[str], own: str) -> None:
