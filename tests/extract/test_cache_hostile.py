@@ -87,7 +87,7 @@ PLANTED = {
 
 
 @pytest.mark.parametrize("sql", PLANTED.values(), ids=PLANTED.keys())
-def test_a_schema_object_kg_does_not_make_costs_only_time(filled_cache, seeds, tmp_path, sql: str) -> None:
+def test_a_schema_object_kg_does_not_make_costs_only_time(kg, filled_cache, seeds, tmp_path, sql: str) -> None:
     """A planted `BEFORE INSERT` trigger gave exit 16 `cannot write cache …`."""
     cache = Path(shutil.copytree(filled_cache, tmp_path / "cache"))
     db = sqlite3.connect(cache / CACHE_FILE)
