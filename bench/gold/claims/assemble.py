@@ -4,7 +4,9 @@
 
 Reads BATCH_DIR/batchN.jsonl (the drawn abstracts) and BATCH_DIR/<suffix>N.jsonl (the annotations),
 resolves each through resolve_claims.py (exact offsets) and writes train.jsonl and dev.jsonl beside
-this script: half of each corpus file's abstracts to each split (seed 26), so both hold every era."""
+this script: half of each corpus file's abstracts to each split (seed 26), so both hold every era.
+Records already in train.jsonl or dev.jsonl from batches not in BATCH_DIR (an earlier round's) keep
+their split; the batches read now are split on their own, the same way."""
 
 import argparse
 import json
@@ -40,11 +42,18 @@ def main() -> int:
                 print(f"ERROR {record['id']}: {errors}")
                 return 1
             records.append({**record, "batch": int(number), "claims": claims})
+    read_now = {record["batch"] for record in records}
+    kept = [json.loads(line) for name in ("train", "dev") if (HERE / f"{name}.jsonl").exists()
+            for line in (HERE / f"{name}.jsonl").open(encoding="utf-8")]
+    kept = [record for record in kept if record["batch"] not in read_now]
+    if {r["id"] for r in kept} & {r["id"] for r in records}:
+        print("ERROR an abstract of an earlier round is in BATCH_DIR too")
+        return 1
     rng = random.Random(SEED)
     by_corpus: dict[str, list[dict]] = {}
     for record in sorted(records, key=lambda r: r["id"]):
         by_corpus.setdefault(record["corpus"], []).append(record)
-    splits = {"train": [], "dev": []}
+    splits: dict[str, list[dict]] = {"train": [r for r in kept if r["split"] == "train"], "dev": [r for r in kept if r["split"] == "dev"]}
     for group in by_corpus.values():
         rng.shuffle(group)
         half = len(group) // 2
