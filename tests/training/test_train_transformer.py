@@ -12,9 +12,9 @@ import pytest
 from kg.cli import main
 from kg.errors import ExitCode
 from kg.extract.tagging import bio_tags, load_tokenizer
+from kg.text.clean import clean_text
 from kg.training.evaluate import GoldDoc
 from kg.training.transformer import examples, prepare, shipped_tokenizer, to_clean, typed_f1
-from kg.text.clean import clean_text
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "extract"
 GOLD = FIXTURES / "gold_tiny.jsonl"
