@@ -90,7 +90,7 @@ def test_the_session_runs_on_one_thread(tiny_nlp):
 
 def test_it_is_accepted_and_described_like_a_cnn_model(tiny):
     assert check_recognizer(str(tiny)) == str(tiny)
-    assert recognizer_meta(str(tiny)) == {"name": "kg_recognizer", "version": "test", "labels": ["METHOD", "TASK", "METRIC", "DATASET", "HARDWARE", "TERM"]}
+    assert recognizer_meta(str(tiny)) == {"name": "kg_recognizer", "version": "test", "arch": "transformer", "labels": ["METHOD", "TASK", "METRIC", "DATASET", "HARDWARE", "TERM"]}
 
 
 def test_its_files_key_the_extraction_cache(tiny, tmp_path):

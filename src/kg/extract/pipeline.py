@@ -229,7 +229,8 @@ def recognizer_meta(path: str | None) -> dict[str, Any] | None:
     if path is None:
         return None
     meta = json.loads((Path(path) / "meta.json").read_text(encoding="utf-8"))
-    return {"name": meta.get("name"), "version": meta.get("version"), "labels": meta.get("labels", {}).get("ner", [])}
+    arch = "transformer" if meta.get("arch") == "transformer" else "cnn"
+    return {"name": meta.get("name"), "version": meta.get("version"), "arch": arch, "labels": meta.get("labels", {}).get("ner", [])}
 
 
 def pipeline_info(nlp: Language) -> dict[str, Any]:

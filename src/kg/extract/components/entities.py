@@ -146,6 +146,7 @@ class EntityMerger:
         _type_evaluation_targets(chosen, doc)
         _adopt_list_types(chosen, doc)
         doc.spans[SPAN_KEY] = _mention_spans(doc, chosen)
+        doc._.kg_model_tags = None  # read: its arrays need not live on (nor travel with a Doc spaCy pickles)
         doc._.kg_definitions = tuple(acronyms.triples)
         return doc
 
