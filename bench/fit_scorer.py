@@ -1,6 +1,6 @@
 """Fit kg's mention scorer (kg.extract.scoring) on kg's gold data, out of fold, and choose its threshold on dev.
 
-    python bench/fit_scorer.py --fold TRAIN_GOLD=MODEL_NOT_TRAINED_ON_IT ... --dev-recognizer MODEL [--target 0.88] [-o FILE]
+    python bench/fit_scorer.py --fold TRAIN_GOLD=MODEL_NOT_TRAINED_ON_IT ... --dev-recognizer MODEL [--target 0.88] [--drop TEXT ...] [-o FILE]
 
 Each --fold pairs a gold file with a recognizer trained without it (`kg train` on the other gold files), so the
 scorer learns how often a reader accepts the mentions of a recognizer on text it has not seen. The scorer is a
@@ -8,7 +8,8 @@ logistic model (L2, Newton's method, numpy). On the dev set (bench/gold/dev.json
 --dev-recognizer (the one kg ships) are scored, and the default threshold is the one that maximises typed
 F-beta (beta 0.5: precision counts twice as much as recall). The lowest threshold at which typed precision
 reaches --target is printed and stored too (`kg build --min-score` takes it); the calibration table and the
-threshold sweep are stored in the weights file.
+threshold sweep are stored in the weights file. ``--drop TEXT`` leaves out every feature whose name holds
+TEXT (e.g. ``model_confidence``), to measure on dev what a group of features is worth.
 """
 
 from __future__ import annotations
@@ -49,13 +50,14 @@ def examples(docs: list[dict], recognizer: str) -> list[tuple[dict[str, float], 
     return rows
 
 
-def fit(rows: list[tuple[dict[str, float], int, dict]]) -> dict[str, float]:
-    names = sorted({name for named, _, _ in rows for name in named})
+def fit(rows: list[tuple[dict[str, float], int, dict]], drop: tuple[str, ...] = ()) -> dict[str, float]:
+    names = sorted({name for named, _, _ in rows for name in named if not any(text in name for text in drop)})
     index = {name: i for i, name in enumerate(names)}
     x = np.zeros((len(rows), len(names)))
     for r, (named, _, _) in enumerate(rows):
         for name, value in named.items():
-            x[r, index[name]] = value
+            if name in index:
+                x[r, index[name]] = value
     y = np.array([ok for _, ok, _ in rows], dtype=float)
     w = np.zeros(len(names))
     penalty = np.full(len(names), L2)
@@ -109,6 +111,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--dev", type=Path, default=ROOT / "bench" / "gold" / "dev.jsonl")
     parser.add_argument("--dev-recognizer", required=True)
     parser.add_argument("--target", type=float, default=0.88)
+    parser.add_argument("--drop", action="append", default=[], metavar="TEXT", help="leave out the features whose names hold TEXT")
     parser.add_argument("-o", "--out", type=Path, default=ROOT / "src" / "kg" / "models" / "mention-scorer.json")
     args = parser.parse_args(argv)
 
@@ -116,7 +119,7 @@ def main(argv: list[str]) -> int:
     for fold in args.fold:
         gold, model = fold.split("=", 1)
         rows += examples(load(Path(gold)), model)
-    weights = fit(rows)
+    weights = fit(rows, tuple(args.drop))
     dev_docs = load(args.dev)
     dev_rows = examples(dev_docs, args.dev_recognizer)
     table = sweep(dev_rows, weights, dev_docs)
@@ -130,7 +133,8 @@ def main(argv: list[str]) -> int:
     chosen = max(table, key=f_beta)["min_score"]
     model = {
         "about": "kg's mention scorer: a logistic model over kg.extract.scoring.features, fitted by bench/fit_scorer.py",
-        "fitted_on": {"folds": [Path(f.split("=", 1)[0]).name for f in args.fold], "mentions": len(rows), "accepted": round(sum(ok for _, ok, _ in rows) / len(rows), 3)},
+        "fitted_on": {"folds": [Path(f.split("=", 1)[0]).name for f in args.fold], "mentions": len(rows), "accepted": round(sum(ok for _, ok, _ in rows) / len(rows), 3),
+                      **({"features_dropped": args.drop} if args.drop else {})},
         "min_score": chosen,
         "min_score_rule": "maximises typed F0.5 on dev",
         "target_typed_precision": args.target,

@@ -1,6 +1,6 @@
 """Extraction quality on kg's own gold data, the way a reader judges it.
 
-    python bench/quality.py [--gold bench/gold/dev.jsonl] [--recognizer DIR|none] [--min-score S ...] [--json]
+    python bench/quality.py [--gold bench/gold/dev.jsonl] [--recognizer DIR|none] [--min-score S ...] [--alone] [--json]
 
 For every mention kg outputs for a gold abstract (what `kg build` writes to entities.jsonl: rules, vocabulary
 and recognizer, the title's name marked, mentions scored and those below the threshold dropped, concepts
@@ -12,6 +12,10 @@ resolved and propagated over the gold abstracts as one corpus):
 Overall, per type (precision by the extracted type, recall by the gold type) and per era; with several
 --min-score values, one row per threshold (mentions scored below it dropped; default: 0 and kg's default
 threshold). Prints words/s too.
+
+--alone: the recognizer alone instead (no rules, no scorer, no resolution): its spans on the text kg's pipeline
+reads (clean, markup masked), mapped back onto the abstract; a transformer's as its tagger decodes them, a CNN's
+as spaCy's entities. Same measures; words/s of the recognizer alone.
 """
 
 from __future__ import annotations
@@ -75,12 +79,52 @@ def score(docs: list[dict], predicted: dict[str, list[dict]]) -> dict:
     return report
 
 
+def alone(docs: list[dict], recognizer: str | None, args: argparse.Namespace) -> int:
+    """The recognizer's own spans on the clean, masked text, mapped back onto each abstract, scored."""
+    from kg.extract.pipeline import recognizer_path
+    from kg.text.clean import clean_text
+    from kg.text.markup import mask_markup
+
+    folder = recognizer_path(recognizer)
+    if folder is None:
+        raise SystemExit("--alone needs a recognizer")
+    meta = json.loads((Path(folder) / "meta.json").read_text(encoding="utf-8"))
+    cleans = [clean_text(d["text"]) for d in docs]
+    texts = [mask_markup(c.text) for c in cleans]
+    began = time.perf_counter()
+    if meta.get("arch") == "transformer":
+        from kg.extract.tagging import OnnxTagger
+
+        found = [[(s.start, s.end, s.label) for s in tagged.spans] for tagged in OnnxTagger(folder).tag(texts)]
+    else:
+        import spacy
+
+        model = spacy.load(folder)
+        found = [[(e.start_char, e.end_char, e.label_) for e in doc.ents] for doc in model.pipe(texts)]
+    seconds = time.perf_counter() - began
+    predicted = {d["id"]: [{"start": a, "end": b, "label": label} for a, b, label in (( *c.span(s, e), lab) for s, e, lab in spans)]
+                 for d, c, spans in zip(docs, cleans, found, strict=True)}
+    report = score(docs, predicted)
+    words = sum(len(d["text"].split()) for d in docs)
+    if args.json:
+        print(json.dumps({"gold": str(args.gold), "recognizer": folder, "alone": True, "words_per_second": round(words / seconds), "report": report}, indent=1))
+        return 0
+    a = report["all"]
+    print(f"{args.gold} ({len(docs)} abstracts), recognizer alone {folder}: {words / seconds:,.0f} words/s")
+    print(f"{'mentions':>8}  {'typeless P':>10}  {'typed P':>7}  {'typed R':>7}  {'strict F1':>9}")
+    print(f"{a['mentions']:>8}  {a['typeless_precision']:>10}  {a['typed_precision']:>7}  {a['typed_partial_recall']:>7}  {a['strict_f1']:>9}")
+    print("per type:", ", ".join(f"{t} P {v['typed_precision']} R {v['typed_partial_recall']} ({v['mentions']})" for t, v in a["per_type"].items()))
+    print("per era:", ", ".join(f"{era} P {v['typed_precision']} R {v['typed_partial_recall']}" for era, v in sorted(report.items()) if era != "all"))
+    return 0
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--gold", type=Path, default=ROOT / "bench" / "gold" / "dev.jsonl")
     parser.add_argument("--recognizer", default=None, help="a model folder, 'none' for rules alone (default: the shipped one)")
     parser.add_argument("--min-score", type=float, nargs="*", default=None)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--alone", action="store_true", help="the recognizer's spans alone (no rules, no scorer)")
     args = parser.parse_args(argv)
 
     from kg.concepts.find import resolve_corpus
@@ -91,6 +135,8 @@ def main(argv: list[str]) -> int:
 
     recognizer = DEFAULT_RECOGNIZER if args.recognizer is None else (None if args.recognizer == "none" else args.recognizer)
     docs = load(args.gold)
+    if args.alone:
+        return alone(docs, recognizer, args)
     papers = [Paper(id=d["id"], title=d.get("title") or "", abstract=d["text"], year=d.get("year")) for d in docs]
     nlp = load_pipeline(recognizer=recognizer)
     began = time.perf_counter()

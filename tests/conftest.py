@@ -55,11 +55,14 @@ EVIL_ABSTRACT = (
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """A torch test asked for (``pytest -m torch``) fails, not skips, where torch is missing."""
     if item.get_closest_marker("torch") is not None:
-        from kg.related_work import embed
+        from importlib.util import find_spec
 
-        if not embed.available("torch"):
+        from kg.related_work import embed
+        from kg.training.transformer import TRAIN_MODULES
+
+        if not embed.available("torch") or not all(find_spec(module) for module in TRAIN_MODULES):
             pytest.fail(
-                "the torch tests need the embed-torch extra: pip install -e '.[test,embed-torch]' "
+                "the torch tests need the embed-torch and train extras: pip install -e '.[test,embed-torch,train]' "
                 "(where pip would pick a CUDA build of torch, install a CPU build of torch first)",
                 pytrace=False,
             )

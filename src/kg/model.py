@@ -171,6 +171,9 @@ class LocalMention:
     score: float
     sent_start: int
     sent_end: int
+    # The transformer recognizer's mean probability of `label` over the mention's tokens, whatever
+    # source found it (a feature of kg.extract.scoring); None when no transformer recognizer ran.
+    model_confidence: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,7 +26,10 @@ from kg.related_work import embed
 from kg.text.vocab import load_vocabulary
 
 TEXT = "We train BERT on SQuAD. It works."
-MENTION = {"start": 9, "end": 13, "text": "BERT", "label": "METHOD", "key": "bert", "vocab": None, "role": "used", "source": "vocab", "score": 0.9, "sent_start": 0, "sent_end": 23}
+MENTION = {
+    "start": 9, "end": 13, "text": "BERT", "label": "METHOD", "key": "bert", "vocab": None, "role": "used", "source": "vocab", "score": 0.9,
+    "sent_start": 0, "sent_end": 23, "model_confidence": None,
+}
 
 
 def fits(mention: dict, definitions: list | None = None) -> bool:
@@ -48,6 +51,9 @@ def fits(mention: dict, definitions: list | None = None) -> bool:
     ({"key": ""}, False),
     ({"key": "zzevilkey concept"}, False),  # a forged key merged 16 unrelated mentions
     ({"vocab": "dataset/squad"}, False),  # a real concept of another type (made altLabels of ImageNet)
+    ({"model_confidence": 0.75}, True),
+    ({"model_confidence": 1.5}, False),
+    ({"model_confidence": -0.1}, False),
 ])
 def test_a_mention_must_fit_its_abstract(change: dict, ok: bool) -> None:
     assert fits({**MENTION, **change}) is ok
@@ -101,6 +107,7 @@ FIELDS = {
     "source": st.sampled_from([*MENTION_SOURCES, "oracle", ""]), "score": st.floats(-1e9, 1e9, allow_nan=False),
     "sent_start": st.integers(-5, 5000), "sent_end": st.integers(-5, 5000), "key": st.text(max_size=12),
     "label": st.sampled_from(["METHOD", "DATASET", "TASK"]), "role": st.sampled_from(["used", "proposed"]),
+    "model_confidence": st.one_of(st.none(), st.floats(-1e9, 1e9, allow_nan=False)),
 }
 
 

@@ -25,6 +25,16 @@ def test_features_describe_source_type_shape_and_context() -> None:
     assert {"generic_head", "generic_first", "words=2", "lower"} <= set(generic) and "in_title" not in generic
 
 
+@pytest.mark.parametrize(("confidence", "level"), [(0.0, "<0.1"), (0.0999, "<0.1"), (0.1, "0.1-0.5"), (0.5, "0.5-0.9"), (0.9, ">=0.9"), (1.0, ">=0.9")])
+def test_the_recognizers_confidence_is_a_feature_in_levels(confidence: float, level: str) -> None:
+    from dataclasses import replace
+
+    paper = Paper(id="p", title="", abstract="x", year=2024)
+    named = features(replace(mention("BERT", source="vocab"), model_confidence=confidence), paper, Counter())
+    assert {name for name in named if "model_confidence" in name} == {f"model_confidence={level}", f"source=vocab&model_confidence={level}"}
+    assert not any("model_confidence" in name for name in features(mention("BERT", source="vocab"), paper, Counter()))  # no transformer ran
+
+
 def test_the_shipped_scorer_ranks_a_curated_name_above_a_generic_phrase() -> None:
     scorer = load_scorer()
     assert scorer is not None and 0 < scorer.min_score < 1

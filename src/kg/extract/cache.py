@@ -69,6 +69,7 @@ def _checksum(payload: str) -> str:
 _TYPE_CHECKS: dict[str, Callable[[Any], bool]] = {
     "int": lambda v: type(v) is int,
     "float": lambda v: type(v) in (int, float) and math.isfinite(v),
+    "float | None": lambda v: v is None or (type(v) in (int, float) and math.isfinite(v)),
     "str": lambda v: type(v) is str,
     "str | None": lambda v: v is None or type(v) is str,
     "EntityType": lambda v: v in ENTITY_TYPES,
@@ -117,7 +118,7 @@ def fits_text(value: dict[str, Any], text: str, *, sources: Container[str], voca
     its key was made from. A forged row with a recomputed checksum passes the checksum, not this:
 
     * every mention lies inside the text and equals its slice, within its sentence, at most once
-      per span, from a known source, with a score in [0, 1];
+      per span, from a known source, with a score (and a recognizer's confidence, if any) in [0, 1];
     * its curated concept, if any, exists and has the mention's type;
     * its key is the mention's own (`normalize_key` of its text), a long form the paper defines,
       or a key of its curated concept: a forged key cannot merge unrelated mentions;
@@ -137,6 +138,8 @@ def fits_text(value: dict[str, Any], text: str, *, sources: Container[str], voca
         if end > length or text[start:end] != m["text"] or not 0 <= m["sent_start"] <= start or not end <= m["sent_end"] <= length:
             return False
         if (start, end) in spans or m["source"] not in sources or not 0.0 <= m["score"] <= 1.0 or not m["key"]:
+            return False
+        if m["model_confidence"] is not None and not 0.0 <= m["model_confidence"] <= 1.0:
             return False
         spans.add((start, end))
         entry = None

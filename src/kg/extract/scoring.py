@@ -4,7 +4,8 @@ A small logistic model over what a mention looks like and where it came from: it
 (vocabulary, acronym definition, coined name, recognizer, noun phrase), its type, its shape
 (words, capitals, digits, an acronym), how generic its head and first word are, whether the
 head noun agrees with the type, how often the paper repeats it, whether the title names it,
-and the paper's era. Its weights (``kg/models/mention-scorer.json``, fitted by
+the paper's era, and how much the transformer recognizer (when it ran) believes the mention and
+its type, whatever source found it. Its weights (``kg/models/mention-scorer.json``, fitted by
 ``bench/fit_scorer.py`` on kg's gold data, out of fold) make the score calibrated: of the
 mentions scored 0.8, about 8 in 10 are right. Without the weights file, mentions keep the
 fixed per-source scores of `kg.extract.components.entities` and a warning says so.
@@ -35,6 +36,8 @@ SCORER_FILE = "mention-scorer.json"
 SOURCES = MENTION_SOURCES
 DEFAULT_MIN_SCORE = 0.5  # used when the weights file gives none
 _CAMEL = re.compile(r"[a-z][A-Z]")
+# How much the transformer recognizer believes a mention and its type (`LocalMention.model_confidence`), in levels.
+CONFIDENCE_LEVELS = ((0.1, "<0.1"), (0.5, "0.1-0.5"), (0.9, "0.5-0.9"), (math.inf, ">=0.9"))
 
 
 class NoScorerWarning(UserWarning):
@@ -83,6 +86,10 @@ def features(mention: LocalMention, paper: Paper, key_counts: Counter[str]) -> d
         "in_title": bool(title) and mention.text.lower() in title,
     }
     found.update({name: 1.0 for name, on in flags.items() if on})
+    if mention.model_confidence is not None:  # a transformer recognizer read the paper
+        level = next(name for bound, name in CONFIDENCE_LEVELS if mention.model_confidence < bound)
+        found[f"model_confidence={level}"] = 1.0
+        found[f"source={source}&model_confidence={level}"] = 1.0
     return found
 
 

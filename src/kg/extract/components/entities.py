@@ -5,8 +5,10 @@ definitions), ``kg_coinage`` (coined names) and ``kg_phrase`` (head-typed noun p
 Each candidate gets a type, a normalised key (acronyms take their long form's key) and a
 score; overlaps are settled longest-first. The result is ``doc.spans["kg"]`` (label = type)
 with ``span._.kg_source``, ``kg_score``, ``kg_key``, ``kg_vocab`` (curated concept id or
-None) and ``kg_role`` (set by `kg_roles`), and ``doc._.kg_definitions``: the
-(short form, long form, type) triples this doc defines, for corpus-wide resolution.
+None), ``kg_role`` (set by `kg_roles`) and ``kg_model_confidence`` (how much a transformer
+recognizer believes the span and its type, whatever source found it; None without one), and
+``doc._.kg_definitions``: the (short form, long form, type) triples this doc defines, for
+corpus-wide resolution.
 """
 
 from __future__ import annotations
@@ -41,7 +43,8 @@ from kg.text.words import (
 SPAN_KEY = "kg"
 FIELD_KEYS = frozenset(normalize_key(field) for field in RESEARCH_FIELDS)  # never a mention
 
-for _name, _default in (("kg_source", None), ("kg_score", 0.0), ("kg_key", None), ("kg_vocab", None), ("kg_role", "used")):
+_EXTENSIONS = (("kg_source", None), ("kg_score", 0.0), ("kg_key", None), ("kg_vocab", None), ("kg_role", "used"), ("kg_model_confidence", None))
+for _name, _default in _EXTENSIONS:
     if not Span.has_extension(_name):
         Span.set_extension(_name, default=_default)
 if not Doc.has_extension("kg_definitions"):
@@ -143,6 +146,7 @@ class EntityMerger:
         _type_evaluation_targets(chosen, doc)
         _adopt_list_types(chosen, doc)
         doc.spans[SPAN_KEY] = _mention_spans(doc, chosen)
+        doc._.kg_model_tags = None  # read: its arrays need not live on (nor travel with a Doc spaCy pickles)
         doc._.kg_definitions = tuple(acronyms.triples)
         return doc
 
@@ -239,7 +243,9 @@ def _model_candidates(doc: Doc, vocabulary: Vocabulary, acronyms: _Definitions) 
             head = HEAD_TYPES.get(singularize(span[-1].lower_)) if entry is None and label != "TERM" else None
             if head is not None and head != "HARDWARE":
                 label = head  # the head noun types the phrase: "… detection" is a task, "… accuracy" a metric
-        found.append(Candidate(span.start, span.end, label, "model", SCORES["model"], key, vocab_id))
+        confidence = span._.kg_confidence  # a transformer's; the CNN gives none
+        score = SCORES["model"] if confidence is None or label != span.label_ else confidence
+        found.append(Candidate(span.start, span.end, label, "model", score, key, vocab_id))
     return found
 
 
@@ -280,6 +286,7 @@ def _mention_spans(doc: Doc, chosen: list[Candidate]) -> list[Span]:
     """The chosen candidates as spans with their extensions set, less those that name nothing:
     no letter, a pronoun, one character, no key, or a research field."""
     spans = []
+    tags = doc._.kg_model_tags  # a transformer recognizer's reading of the doc, or None
     for cand in chosen:
         span = Span(doc, cand.start, cand.end, label=cand.label)
         text = span.text
@@ -291,6 +298,7 @@ def _mention_spans(doc: Doc, chosen: list[Candidate]) -> list[Span]:
         span._.kg_key = cand.key
         span._.kg_vocab = cand.vocab
         span._.kg_role = "used"
+        span._.kg_model_confidence = tags.confidence(span.start_char, span.end_char, cand.label) if tags is not None else None
         spans.append(span)
     return spans
 
