@@ -26,7 +26,7 @@ from kg.related_work import embed
 from kg.text.vocab import load_vocabulary
 
 TEXT = "We train BERT on SQuAD. It works."
-MENTION = {"start": 9, "end": 13, "text": "BERT", "label": "METHOD", "key": "bert", "vocab": None, "role": "used", "source": "vocab", "score": 0.9, "sent_start": 0, "sent_end": 23}
+MENTION = {"start": 9, "end": 13, "text": "BERT", "label": "METHOD", "key": "bert", "vocab": None, "role": "used", "source": "vocab", "score": 0.9, "sent_start": 0, "sent_end": 23, "confidence": 1.0}
 
 
 def fits(mention: dict, definitions: list | None = None) -> bool:
@@ -43,6 +43,9 @@ def fits(mention: dict, definitions: list | None = None) -> bool:
     ({"source": "oracle"}, False),
     ({"score": 1e9}, False),
     ({"score": -0.5}, False),
+    ({"confidence": 0.2}, True),
+    ({"confidence": 1.5}, False),  # a forged vote weight
+    ({"confidence": -1.0}, False),
     ({"sent_start": 10}, False),  # the sentence does not hold the mention
     ({"sent_end": 99}, False),
     ({"key": ""}, False),
@@ -99,6 +102,7 @@ FIELDS = {
     "start": st.integers(-5, 5000), "end": st.integers(-5, 5000), "text": st.text(max_size=12),
     "vocab": st.one_of(st.none(), st.text(max_size=20), st.sampled_from(["method/", "dataset/imagenet", "x/y/z", "method/bert"])),
     "source": st.sampled_from([*MENTION_SOURCES, "oracle", ""]), "score": st.floats(-1e9, 1e9, allow_nan=False),
+    "confidence": st.floats(-1e9, 1e9, allow_nan=False),
     "sent_start": st.integers(-5, 5000), "sent_end": st.integers(-5, 5000), "key": st.text(max_size=12),
     "label": st.sampled_from(["METHOD", "DATASET", "TASK"]), "role": st.sampled_from(["used", "proposed"]),
 }

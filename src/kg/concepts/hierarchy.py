@@ -45,10 +45,11 @@ def infer_broader(concepts: dict[str, Concept], vocabulary: Vocabulary) -> None:
     for cid in sorted(concepts):
         by_key[_key(cid)].append(cid)
     heads: dict[str, Counter[EntityType]] = defaultdict(Counter)  # head noun → types of concepts ending in it
-    for cid, concept in concepts.items():
-        words = _key(cid).split(" ")
+    for key, cids in by_key.items():  # a key typed two ways (`kg.concepts.resolve.TypeVote`) is one name
+        words = key.split(" ")
         if len(words) > 1 and _namable_head(words[-1]):
-            heads[words[-1]][concept.type] += 1
+            votes: Counter[EntityType] = Counter(concepts[cid].type for cid in cids)
+            heads[words[-1]][max(ENTITY_TYPES, key=lambda t: (votes.get(t, 0), -ENTITY_TYPES.index(t)))] += 1
 
     for cid in sorted(concepts):
         concept = concepts[cid]

@@ -53,6 +53,7 @@ def doc_to_extraction(paper_id: str, abstract: str, doc: Doc, clean: CleanText |
                 score=round(float(span._.kg_score), 4),
                 sent_start=sent_start,
                 sent_end=sent_end,
+                confidence=round(float(span._.kg_confidence), 4),
             )
         )
     definitions = tuple(sorted({Definition(short, long, lab) for short, long, lab in doc._.kg_definitions}, key=lambda d: (d.short, d.long)))

@@ -173,7 +173,7 @@ NOT_COINAGES = frozenset(
     YouTube LaTeX COVID COVID-19 SARS-CoV-2 DNA RNA HIV ICML NeurIPS NIPS ICLR CVPR ICCV ECCV ACL EMNLP NAACL
     AAAI IJCAI KDD WWW SIGIR COLING AISTATS COLT UAI CoRL arXiv PMLR IEEE ACM NSF NIH DARPA USD IoT IT ICU
     ER OR AND NOT IF FAQ TV PC PCs UI UX GUI CLI OS iOS CN EN FR DE ZH JA KO FP4 FP8 FP16 FP32 FP64 BF16 INT4 INT8
-    TF32 RGB RGB-D HD 4K LLM-based""".split()
+    TF32 RGB RGB-D HD 4K LLM-based SOTA SoTA""".split()
 )
 
 # -- derived titles (`kg.ingest.titles`) ------------------------------------------------------
