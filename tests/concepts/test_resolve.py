@@ -154,6 +154,27 @@ def test_broader_from_size_suffix_and_curated_head():
     assert "method/neural-network" in concepts  # the whole chain up to the root
 
 
+def test_a_family_of_concepts_sharing_a_modifier_gets_it_as_a_broader_concept():
+    """Three concepts or more with two last words or more, named in five papers or more: "adversarial"
+    ties "adversarial attack", "adversarial training" and "adversarial perturbation" together; a
+    hyphenated modifier stays whole; a generic one, or too little support, makes no family."""
+    names = ["adversarial attack", "Adversarial training", "adversarial perturbations", "adversarial attack", "adversarial training"]
+    papers = [PaperExtraction(f"a{i}", (m(name, "TERM"),)) for i, name in enumerate(names)]
+    names = ["self-supervised learning", "self-supervised pretraining", "self-supervised pretraining", "self-supervised features", "self-supervised features"]
+    papers += [PaperExtraction(f"s{i}", (m(name, "TASK"),)) for i, name in enumerate(names)]
+    papers += [PaperExtraction(f"n{i}", (m(f"novel {w}", "TERM"),)) for i, w in enumerate(["gizmo", "widget", "gadget", "sprocket", "doohickey"])]
+    papers += [PaperExtraction(f"g{i}", (m(name, "TERM"),)) for i, name in enumerate(["gloopy sauce", "gloopy bread", "gloopy soup", "gloopy soup"])]
+    concepts = by_id(resolve(papers))
+    families = {cid: (c.type, c.pref_label) for cid, c in concepts.items() if cid.split("/")[1] in ("adversarial", "self-supervised", "novel", "gloopy")}
+    assert families == {"method/adversarial": ("METHOD", "adversarial"), "task/self-supervised": ("TASK", "self-supervised")}
+    assert [concepts[cid].broader for cid in ("method/adversarial-attack", "method/adversarial-training", "term/adversarial-perturbation")] == [
+        ("method/adversarial",)
+    ] * 3
+    assert concepts["method/self-supervised-learning"].broader == ("method/unsupervised-learning", "task/self-supervised")  # after the curated one
+    assert concepts["task/self-supervised-feature"].broader == ("task/self-supervised",)
+    assert concepts["term/gloopy-soup"].broader == ()  # four papers only
+
+
 def test_resolution_is_deterministic_and_sorted():
     papers = [PaperExtraction("b", (m("Zeta model"), m("alpha network"))), PaperExtraction("a", (m("BERT", vocab="method/bert"),))]
     first, second = resolve(papers), resolve(list(reversed(papers)))

@@ -133,7 +133,11 @@ def resolve(
     typings = _typings(groups, vocabulary)
     per_paper = _concept_ids(extractions, groups, typings)
     concepts = _concepts(_surfaces(extractions, groups, per_paper), vocabulary)
-    infer_broader(concepts, vocabulary)
+    named_in: defaultdict[str, set[int]] = defaultdict(set)  # concept → the papers naming it (the families' support)
+    for index, paper_ids in enumerate(per_paper):
+        for cid in paper_ids:
+            named_in[cid].add(index)
+    infer_broader(concepts, vocabulary, named_in)
     entities = _resolved_entities(extractions, per_paper, concepts)
     return Resolution(tuple(entities), tuple(concepts[cid] for cid in sorted(concepts)))
 

@@ -176,6 +176,16 @@ NOT_COINAGES = frozenset(
     TF32 RGB RGB-D HD 4K LLM-based SOTA SoTA""".split()
 )
 
+# -- modifier families (`kg.concepts.hierarchy`) ----------------------------------------------
+
+# First words that describe rather than name a topic, besides the generic modifiers: no family of
+# concepts is named by them ("dynamic scenes", "dynamic attention"; "mean squared error", "mean
+# reciprocal rank"). The ones a 1,200-paper arXiv 2025 build put among its 40 largest families.
+NOT_FAMILY_MODIFIERS = frozenset(
+    """dynamic mean base direct local global structured hierarchical fine-grained pretrained pre-trained
+    joint adaptive optimal single dual hybrid explicit implicit""".split()
+)
+
 # -- derived titles (`kg.ingest.titles`) ------------------------------------------------------
 
 # Prepositions and clause starters after which a name is no longer the thing proposed ("a method for LLMs").
