@@ -144,23 +144,26 @@ def test_kg_extract_cli_jsonl_and_table(capsys):
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [(r["id"], r["title"]) for r in lines] == [("p1", "KAN-AD"), ("p2", "TSAD with LLMs")]
     first = lines[0]["entities"]
-    assert [(e["text"], e["label"], e["role"], e["concept"]) for e in first] == [
-        ("KAN-AD", "METHOD", "proposed", "method/kan-ad"),
-        ("time series anomaly detection", "TASK", "used", "task/time-series-anomaly-detection"),
-        ("TSAD", "TASK", "used", "task/time-series-anomaly-detection"),
-        ("AUPRC", "METRIC", "used", "metric/area-under-the-precision-recall-curve"),
+    assert [(e["where"], e["text"], e["label"], e["role"], e["concept"]) for e in first] == [
+        ("title", "KAN-AD", "METHOD", "used", "method/kan-ad"),  # the title's mentions first
+        ("abstract", "KAN-AD", "METHOD", "proposed", "method/kan-ad"),
+        ("abstract", "time series anomaly detection", "TASK", "used", "task/time-series-anomaly-detection"),
+        ("abstract", "TSAD", "TASK", "used", "task/time-series-anomaly-detection"),
+        ("abstract", "AUPRC", "METRIC", "used", "metric/area-under-the-precision-recall-curve"),
     ]
-    assert set(first[0]) == {"start", "end", "text", "label", "concept", "role", "source", "score"}
-    # TSAD in paper 2 is not defined there; it resolves through paper 1's definition.
-    assert [(e["text"], e["concept"]) for e in lines[1]["entities"]] == [
-        ("Large language models", "method/large-language-model"),
-        ("LLMs", "method/large-language-model"),
-        ("TSAD", "task/time-series-anomaly-detection"),
-        ("NVIDIA A100 GPUs", "hardware/nvidia-a100"),
+    assert set(first[0]) == {"start", "end", "text", "label", "concept", "role", "source", "score", "where"}
+    # TSAD in paper 2 is not defined there; it resolves through paper 1's definition, in its title too.
+    assert [(e["where"], e["text"], e["concept"]) for e in lines[1]["entities"]] == [
+        ("title", "TSAD", "task/time-series-anomaly-detection"),
+        ("title", "LLMs", "method/large-language-model"),
+        ("abstract", "Large language models", "method/large-language-model"),
+        ("abstract", "LLMs", "method/large-language-model"),
+        ("abstract", "TSAD", "task/time-series-anomaly-detection"),
+        ("abstract", "NVIDIA A100 GPUs", "hardware/nvidia-a100"),
     ]
     assert main(["extract", "--format", "table", str(papers)]) == 0
     table = capsys.readouterr().out
-    assert "KAN-AD" in table and "proposed" in table
+    assert "KAN-AD" in table and "proposed" in table and "(title)" in table
 
 
 def test_two_processes_give_the_same_results(nlp):
