@@ -121,6 +121,11 @@ class Mention:
         return cls(**_tuples(cls, data))
 
 
+def in_text_order(mention: Mention) -> tuple[bool, int, int]:
+    """A paper's mentions as a reader meets them: the title's first, then the abstract's, by offset."""
+    return mention.where != "title", mention.start, mention.end
+
+
 @dataclass(frozen=True, slots=True)
 class PaperEntities:
     """Everything extraction found in one paper."""

@@ -94,6 +94,9 @@ def test_a_ballot_sums_evidence_and_counts_the_guesses_of_a_type_once():
     assert (vote.winner, round(vote.share, 6), vote.clear) == ("METHOD", 0.411765, False)  # a tie: the first of ENTITY_TYPES
     assert TypeVote((("METHOD", 0.9), ("TASK", 0.3))).clear and CLEAR_SHARE == 0.6
     assert Ballot().vote().weights == ()
+    unsure = Ballot()
+    unsure.add(scored("X", "DATASET", 0.0, confidence=GUESSED_CONFIDENCE))  # kept with --min-score 0
+    assert (unsure.vote().weights, unsure.vote().winner, unsure.vote().share) == ((("DATASET", 0.0),), "DATASET", 1.0)
 
 
 def test_an_unclear_vote_leaves_each_paper_the_type_its_own_mentions_vote_for():

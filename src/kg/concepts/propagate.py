@@ -42,9 +42,8 @@ from dataclasses import dataclass
 from itertools import accumulate
 from operator import add, itemgetter
 
-from kg.concepts.resolve import in_text_order
 from kg.ingest.titles import read_title
-from kg.model import Concept, EntityType, Mention, Paper, PaperEntities, Resolution, Where
+from kg.model import Concept, EntityType, Mention, Paper, PaperEntities, Resolution, Where, in_text_order
 from kg.text.markup import mask_markup
 from kg.text.vocab import Vocabulary, is_acronym, load_vocabulary, normalize_key, singularize
 from kg.text.words import ADVERB_ENDINGS, EDGE_WORDS, FIRST_WORD_STOP, GENERIC_WORDS, NAME_SUFFIXES

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from kg.concepts.acronyms import WORD_RUN, AcronymTable
 from kg.concepts.hierarchy import infer_broader
-from kg.model import ENTITY_TYPES, Concept, EntityType, LocalMention, Mention, PaperEntities, PaperExtraction, Resolution
+from kg.model import ENTITY_TYPES, Concept, EntityType, LocalMention, Mention, PaperEntities, PaperExtraction, Resolution, in_text_order
 from kg.text.clean import clean_text
 from kg.text.markup import EMPHASIS
 from kg.text.vocab import VocabEntry, Vocabulary, concept_id, is_acronym, load_vocabulary, normalize_key
@@ -29,7 +29,7 @@ from kg.util.gcpause import gc_paused
 from kg.util.stages import REPORT_EVERY
 
 MAX_ALT_LABELS = 25
-CLEAR_SHARE = 0.6  # a concept's type is clear when the vote's winner has this share of it (`TypeVote`; chosen on kg's gold training data, bench/types.py)
+CLEAR_SHARE = 0.6  # a concept's type is clear when the vote's winner has this share of it (`TypeVote`; chosen on kg's gold training data, bench/type_vote.py)
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -188,8 +188,8 @@ class Ballot:
             self.guesses[mention.label] = max(self.guesses.get(mention.label, 0.0), mention.score)
 
     def vote(self) -> TypeVote:
-        weights = {t: self.evidence.get(t, 0.0) + self.guesses.get(t, 0.0) for t in ENTITY_TYPES}
-        return TypeVote(tuple((t, w) for t, w in weights.items() if w > 0))
+        """Every type some mention gives, with its weight (a type given at score 0 keeps its place)."""
+        return TypeVote(tuple((t, self.evidence.get(t, 0.0) + self.guesses.get(t, 0.0)) for t in ENTITY_TYPES if t in self.evidence or t in self.guesses))
 
 
 @dataclass
@@ -199,6 +199,8 @@ class _Groups:
     per_paper: list[list[str]] = field(default_factory=list)  # per paper, each mention's group
     ballots: defaultdict[str, Ballot] = field(default_factory=lambda: defaultdict(Ballot))  # group → its mentions' type vote
     spellings: defaultdict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # group → long forms its papers define
+
+
 def _group_mentions(extractions: list[PaperExtraction], vocabulary: Vocabulary, acronyms: AcronymTable, report: Callable[[int], None] | None) -> _Groups:
     """Each paper's mentions into merge groups, with the paper's own acronym definitions."""
     groups = _Groups()
@@ -298,11 +300,6 @@ def _concepts(surfaces: dict[str, Counter[str]], vocabulary: Vocabulary) -> dict
             broader=entry.broader if entry else (),
         )
     return concepts
-
-
-def in_text_order(mention: Mention) -> tuple[bool, int, int]:
-    """A paper's mentions as a reader meets them: the title's first, then the abstract's, by offset."""
-    return mention.where != "title", mention.start, mention.end
 
 
 def _resolved_entities(extractions: list[PaperExtraction], per_paper: list[list[str]], concepts: dict[str, Concept]) -> list[PaperEntities]:

@@ -1,6 +1,6 @@
 """Choosing when a concept's type vote is clear (`kg.concepts.resolve.CLEAR_SHARE`), on gold data.
 
-    python bench/types.py [--gold FILE ...] [--shares 0 0.5 0.6 0.7 0.8 0.9 1.01]
+    python bench/type_vote.py [--gold FILE ...] [--shares 0 0.5 0.6 0.7 0.8 0.9 1.01]
 
 For every share, the gold papers (abstracts and titles extracted once, then scored, resolved and propagated as
 one corpus, as bench/quality.py does; the abstracts' mentions scored) are measured with each rule for an unclear vote: ``paper`` (kg's: each paper takes the
