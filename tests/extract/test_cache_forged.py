@@ -27,7 +27,10 @@ from kg.related_work import embed
 from kg.text.vocab import load_vocabulary
 
 TEXT = "We train BERT on SQuAD. It works."
-MENTION = {"start": 9, "end": 13, "text": "BERT", "label": "METHOD", "key": "bert", "vocab": None, "role": "used", "source": "vocab", "score": 0.9, "sent_start": 0, "sent_end": 23, "confidence": 1.0, "where": "abstract"}
+MENTION = {
+    "start": 9, "end": 13, "text": "BERT", "label": "METHOD", "key": "bert", "vocab": None, "role": "used", "source": "vocab",
+    "score": 0.9, "sent_start": 0, "sent_end": 23, "confidence": 1.0, "where": "abstract",
+}
 
 
 def fits(mention: dict, definitions: list | None = None) -> bool:
