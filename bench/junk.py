@@ -14,6 +14,7 @@ propagation). A mention is junk when its text (``abstract[start:end]``) has
 * ``hyphen-edge``: a first or last character that is a hyphen;
 * ``determiner``: a first word that is an article or demonstrative;
 * ``state-of-the-art``: a start on "art" of "state of the art";
+* ``bracket``: an unbalanced bracket ("vision language models(LVLMs", "CNN)-based models");
 * ``number-glue``: a trailing number that belongs to what follows ("BNN 7 times faster").
 
 and, for the concept a mention resolves to, when its preferred label has
@@ -36,6 +37,17 @@ from pathlib import Path
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 FILES = ("papercopilot_ml_core.jsonl", "papercopilot_ml_other.jsonl", "papercopilot_nlp_ai.jsonl")
 
+
+def _unbalanced(text: str) -> bool:
+    depth = 0
+    for char in text:
+        depth += char in "([{"
+        depth -= char in ")]}"
+        if depth < 0:
+            return True
+    return depth != 0
+
+
 CHECKS = {
     "latex": lambda text, before, after: bool(re.search(r"\\[A-Za-z]|[{}$]", text)),
     "markdown": lambda text, before, after: bool(re.search(r"\*\*|__|\*(?=\w)|(?<=\w)\*", text)),
@@ -44,6 +56,7 @@ CHECKS = {
     "hyphen-edge": lambda text, before, after: text[:1] in "-\u2010\u2011\u2013" or text[-1:] in "-\u2010\u2011\u2013",
     "determiner": lambda text, before, after: text.split(" ", 1)[0].lower() in {"a", "an", "the", "this", "these", "those", "that"},
     "state-of-the-art": lambda text, before, after: text.lower().startswith("art ") and before.lower().rstrip().endswith("of the"),
+    "bracket": lambda text, before, after: _unbalanced(text),
     "number-glue": lambda text, before, after: bool(re.search(r"\s\d+(?:\.\d+)?$", text) and re.match(r"\s*(?:times|x\b|×|%|-?fold|faster|slower|fewer|more|less)", after)),
 }
 

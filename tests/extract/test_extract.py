@@ -237,6 +237,10 @@ def test_no_coinages_from_shouting_text_citation_keys_or_two_letter_acronyms():
         ("The \\textbf{Learned} D-AMP network and T**ruthfulness **S**eparator work.", ["Learned} D-AMP", "T**ruthfulness"], []),
         ("We use GEL- and GLL-MCB with $k$-nearest neighbor classifiers.", ["GEL-", "-nearest neighbor classifiers"], ["GLL-MCB"]),
         ("We collect 200K preference pairs, use 24GB of memory and study 6G systems.", ["K preference pairs", "GB", "G systems", "systems"], []),
+        (
+            "As large vision language models(LVLMs) and Chain-of-Thought(CoT) advance, Convolutional Neural Network (CNN)-based models run in O(logN) time.",
+            ["vision language models(LVLMs", "Chain-of-Thought(CoT", "CNN)-based models", "O(logN"], ["Convolutional Neural Network"],
+        ),
     ],
 )
 def test_span_hygiene(nlp, text, absent, present):
