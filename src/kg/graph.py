@@ -11,8 +11,9 @@ Node keys are namespaced so paper and concept ids can never collide:
 Edges:
 
 * paper → concept, kind="mentions": role ("proposed" if any mention is proposed, else
-  "used"), mentions (count), weight (sum of mention confidences), spans ([[start, end, score], …]
-  character offsets into the paper's abstract, for provenance)
+  "used"), mentions (count, the title's included), weight (sum of mention confidences), spans
+  ([[start, end, score], …] character offsets into the paper's abstract, for provenance;
+  [start, end, score, "title"] into its title)
 * concept → broader concept, kind="broader"
 * paper → paper, kind="similar": similarity (cosine of the two papers' sentence embeddings,
   4 places), rank (1 = the source's nearest); only with `kg build --embed`, the source's
@@ -115,7 +116,7 @@ def build_graph(
                 edge = links[target] = {"kind": "mentions", "role": "used", "mentions": 0, "weight": 0.0, "spans": []}
             edge["mentions"] += 1
             edge["weight"] = round(edge["weight"] + float(mention.score), 6)
-            edge["spans"].append([mention.start, mention.end, mention.score])
+            edge["spans"].append([mention.start, mention.end, mention.score] + (["title"] if mention.where == "title" else []))
             if mention.role == "proposed":
                 edge["role"] = "proposed"
         graph.add_edges_from((source, target, edge) for target, edge in links.items())

@@ -18,11 +18,19 @@ EntityType = Literal["METHOD", "DATASET", "HARDWARE", "METRIC", "TASK", "TERM"]
 ENTITY_TYPES: tuple[EntityType, ...] = get_args(EntityType)
 Role = Literal["proposed", "used"]
 ROLES: tuple[Role, ...] = get_args(Role)
+# Which text of a paper a mention's offsets index: its abstract, or its title (`kg.ingest.titles.read_title`).
+Where = Literal["abstract", "title"]
+WHERE: tuple[Where, ...] = get_args(Where)
 # A result claim states a level reached ("28.4 BLEU") or a gain over something ("+2.3 points").
 ClaimKind = Literal["absolute", "improvement"]
 CLAIM_KINDS: tuple[ClaimKind, ...] = get_args(ClaimKind)
 # Which extraction step found a mention (`LocalMention.source`; kg.extract.components.entities).
 MENTION_SOURCES: tuple[str, ...] = ("vocab", "acronym", "coinage", "model", "noun_chunk")
+# `LocalMention.confidence` of a mention whose type is a guess (a coined name, or a capitalised long
+# form, taken for a method for want of evidence): no evidence for the type. In its concept's type
+# vote the guesses count once (`kg.concepts.resolve.Ballot`), so a mention that its context types
+# ("X benchmark") outweighs them.
+GUESSED_CONFIDENCE = 0.0
 # The recognizer a pipeline uses unless told otherwise: the one shipped inside kg.
 DEFAULT_RECOGNIZER = "<shipped>"
 # How a stage reports progress: (stage description, items done, items total or None).
@@ -90,7 +98,8 @@ _PAPER_FIELDS = tuple(f.name for f in fields(Paper))
 
 @dataclass(frozen=True, slots=True)
 class Mention:
-    """One entity mention in an abstract. Invariant: ``abstract[start:end] == text``."""
+    """One entity mention in a paper's abstract or title. Invariant: ``abstract[start:end] == text``
+    (``title[start:end]`` for a mention in the title)."""
 
     start: int
     end: int
@@ -102,6 +111,7 @@ class Mention:
     score: float  # confidence in [0, 1]
     sent_start: int  # character span of the sentence holding the mention
     sent_end: int
+    where: Where = "abstract"  # the text its offsets index
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -109,6 +119,11 @@ class Mention:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Mention:
         return cls(**_tuples(cls, data))
+
+
+def in_text_order(mention: Mention) -> tuple[bool, int, int]:
+    """A paper's mentions as a reader meets them: the title's first, then the abstract's, by offset."""
+    return mention.where != "title", mention.start, mention.end
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +186,11 @@ class LocalMention:
     score: float
     sent_start: int
     sent_end: int
+    # The finding source's own confidence in the mention's type, in [0, 1]: 1.0 where the source
+    # gives none, GUESSED_CONFIDENCE where the type is a guess. It weighs the mention's say in its
+    # concept's type (`kg.concepts.resolve.Ballot`); the score is the chance a reader accepts it.
+    confidence: float = 1.0
+    where: Where = "abstract"  # the text its offsets index: the paper's abstract or its title
     # The transformer recognizer's mean probability of `label` over the mention's tokens, whatever
     # source found it (a feature of kg.extract.scoring); None when no transformer recognizer ran.
     model_confidence: float | None = None

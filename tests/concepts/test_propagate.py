@@ -124,6 +124,23 @@ def test_propagate_adds_used_lexicon_mentions_with_spans_and_keeps_the_rest():
     assert all(abstract[m.start : m.end] == m.text for m in entities.mentions)
 
 
+def test_a_title_that_extraction_reads_is_looked_up_too():
+    """Concepts are found again in the title, each part apart (a title mention's span never
+    blocks the abstract's); a title kg derived from the abstract is not read."""
+    abstract = "We study graph neural networks."
+    title = "Large Language Models Meet Graph Neural Networks"
+    record = PaperEntities("p", (Mention(9, 30, "graph neural networks", "METHOD", "method/graph-neural-network", "used", "vocab", 0.9, 0, 31),))
+    (entities,) = propagate([Paper(id="p", title=title, abstract=abstract)], Resolution((record,), CONCEPTS), lexicon=lexicon()).entities
+    rows = [(m.where, m.start, m.end, m.text, m.source, m.sent_start, m.sent_end) for m in entities.mentions]
+    assert rows == [
+        ("title", 0, 21, "Large Language Models", LEXICON_SOURCE, 0, 48),
+        ("title", 27, 48, "Graph Neural Networks", LEXICON_SOURCE, 0, 48),
+        ("abstract", 9, 30, "graph neural networks", "vocab", 0, 31),
+    ]
+    derived = Paper(id="p", title=title, abstract=abstract, title_derived=True)
+    assert propagate([derived], Resolution((record,), CONCEPTS), lexicon=lexicon()).entities == (record,)
+
+
 def test_a_known_sentence_span_is_reused():
     abstract = "Intro e.g. graph neural networks matter. End."
     record = PaperEntities("p", (Mention(0, 5, "Intro", "METHOD", "method/x", "used", "vocab", 0.9, 0, 40),))

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kg.concepts.resolve import resolve
-from kg.model import Definition, LocalMention, PaperExtraction
+from kg.concepts.resolve import CLEAR_SHARE, Ballot, TypeVote, resolve
+from kg.model import GUESSED_CONFIDENCE, Definition, LocalMention, PaperExtraction
 from kg.text.vocab import concept_id, normalize_key
 
 
@@ -66,6 +66,87 @@ def test_type_is_the_majority_and_mentions_follow_it():
     assert {x.label for e in result.entities for x in e.mentions} == {"TASK"}
 
 
+def scored(text: str, label: str, score: float, *, confidence: float = 1.0, start: int = 0, key: str | None = None) -> LocalMention:
+    return LocalMention(start, start + len(text), text, label, key or normalize_key(text), None, "used", "test", score, 0, 100, confidence)
+
+
+def test_the_type_vote_weighs_each_mention_by_its_score_and_confidence():
+    papers = [PaperExtraction(p, (scored("widget net", "TASK", 0.2),)) for p in "ab"]
+    papers.append(PaperExtraction("c", (scored("widget net", "METHOD", 0.9),)))  # 0.9 against 0.4
+    # three guesses (confidence GUESSED_CONFIDENCE: they count once, 0.8) against one mention its context types (0.85)
+    papers += [PaperExtraction(p, (scored("ZapBench", "METHOD", 0.8, confidence=GUESSED_CONFIDENCE),)) for p in "def"]
+    papers.append(PaperExtraction("g", (scored("ZapBench", "DATASET", 0.85),)))
+    result = resolve(papers)
+    assert [c.id for c in result.concepts] == ["dataset/zapbench", "method/widget-net"]
+    assert [[(x.concept, x.label) for x in e.mentions] for e in result.entities] == (
+        [[("method/widget-net", "METHOD")]] * 3 + [[("dataset/zapbench", "DATASET")]] * 4
+    )
+
+
+def test_a_ballot_sums_evidence_and_counts_the_guesses_of_a_type_once():
+    ballot = Ballot()
+    for mention in (scored("X", "METHOD", 0.5), scored("X", "METHOD", 0.4, confidence=0.5), scored("X", "TASK", 0.3)):
+        ballot.add(mention)
+    for score in (0.7, 0.6, 0.7):
+        ballot.add(scored("X", "DATASET", score, confidence=GUESSED_CONFIDENCE))
+    vote = ballot.vote()
+    assert vote.weights == (("METHOD", 0.7), ("DATASET", 0.7), ("TASK", 0.3))  # METHOD 0.5 + 0.4 × 0.5; DATASET its best guess
+    assert (vote.winner, round(vote.share, 6), vote.clear) == ("METHOD", 0.411765, False)  # a tie: the first of ENTITY_TYPES
+    assert TypeVote((("METHOD", 0.9), ("TASK", 0.3))).clear and CLEAR_SHARE == 0.6
+    assert Ballot().vote().weights == ()
+    unsure = Ballot()
+    unsure.add(scored("X", "DATASET", 0.0, confidence=GUESSED_CONFIDENCE))  # kept with --min-score 0
+    assert (unsure.vote().weights, unsure.vote().winner, unsure.vote().share) == ((("DATASET", 0.0),), "DATASET", 1.0)
+
+
+def test_an_unclear_vote_leaves_each_paper_the_type_its_own_mentions_vote_for():
+    """A word that is a TASK in some papers and a METHOD in others (share of the winner under
+    CLEAR_SHARE) becomes one concept per type; a paper's acronym keeps its long form's type."""
+    papers = [
+        PaperExtraction("a", (scored("foo blarging", "TASK", 0.8), scored("foo blarging", "TASK", 0.8, start=40))),
+        PaperExtraction(
+            "b", (scored("foo blarging", "METHOD", 0.7), scored("FB", "METHOD", 0.7, start=20, key="foo blarging")),
+            (Definition("FB", "foo blarging", "METHOD"),),
+        ),
+        PaperExtraction("c", (scored("foo blarging", "TASK", 0.5), scored("foo blargings", "METHOD", 0.9, start=30))),
+    ]  # TASK 2.1 against METHOD 2.3: 52 % of the vote
+    result = resolve(papers)
+    assert [c.id for c in result.concepts] == ["method/foo-blarging", "task/foo-blarging"]
+    assert [[(x.text, x.label, x.concept) for x in e.mentions] for e in result.entities] == [
+        [("foo blarging", "TASK", "task/foo-blarging")] * 2,
+        [("foo blarging", "METHOD", "method/foo-blarging"), ("FB", "METHOD", "method/foo-blarging")],
+        [("foo blarging", "METHOD", "method/foo-blarging"), ("foo blargings", "METHOD", "method/foo-blarging")],
+    ]
+
+
+def test_a_curated_concept_keeps_its_type_whatever_the_vote():
+    papers = [PaperExtraction(p, (LocalMention(0, 4, "BERT", "TASK", "bert", "method/bert", "used", "model", 0.9, 0, 10),)) for p in "ab"]
+    result = resolve(papers)
+    assert {(x.concept, x.label) for e in result.entities for x in e.mentions} == {("method/bert", "METHOD")}
+
+
+def test_a_curated_acronym_stays_with_its_long_form_in_the_corpus_usual_spelling():
+    """"mean squared error (MSE)" where the corpus writes "mean square error" more often: the paper's
+    definition names the curated MSE all the same, so MSE and its long form stay one concept."""
+    mse = "metric/mean-squared-error"
+    papers = [
+        PaperExtraction(
+            "a",
+            (
+                LocalMention(0, 18, "mean squared error", "METRIC", "mean squared error", mse, "used", "vocab", 0.9, 0, 30),
+                LocalMention(20, 23, "MSE", "METRIC", "mse", mse, "used", "vocab", 0.9, 0, 30),
+            ),
+            (Definition("MSE", "mean squared error", "METRIC"),),
+        ),
+        *(
+            PaperExtraction(p, (m("mean square error", "METRIC"), m("MSE", "METRIC", start=20)), (Definition("MSE", "mean square error", "METRIC"),))
+            for p in "bc"
+        ),
+    ]
+    result = resolve(papers)
+    assert [[x.concept for x in e.mentions] for e in result.entities][0] == [mse, mse]
+
+
 def test_broader_from_size_suffix_and_curated_head():
     papers = [PaperExtraction("a", (m("xLSTM 7B", role="proposed"), m("Topic-Sensitive PageRank", start=20), m("FooNet"), m("FooNet 2", start=40)))]
     concepts = by_id(resolve(papers))
@@ -74,6 +155,27 @@ def test_broader_from_size_suffix_and_curated_head():
     assert concepts["method/topic-sensitive-pagerank"].broader == ("method/pagerank",)
     assert concepts["method/foonet-2"].broader == ("method/foonet",)
     assert "method/neural-network" in concepts  # the whole chain up to the root
+
+
+def test_a_family_of_concepts_sharing_a_modifier_gets_it_as_a_broader_concept():
+    """Three concepts or more with two last words or more, named in five papers or more: "adversarial"
+    ties "adversarial attack", "adversarial training" and "adversarial perturbation" together; a
+    hyphenated modifier stays whole; a generic one, or too little support, makes no family."""
+    names = ["adversarial attack", "Adversarial training", "adversarial perturbations", "adversarial attack", "adversarial training"]
+    papers = [PaperExtraction(f"a{i}", (m(name, "TERM"),)) for i, name in enumerate(names)]
+    names = ["self-supervised learning", "self-supervised pretraining", "self-supervised pretraining", "self-supervised features", "self-supervised features"]
+    papers += [PaperExtraction(f"s{i}", (m(name, "TASK"),)) for i, name in enumerate(names)]
+    papers += [PaperExtraction(f"n{i}", (m(f"novel {w}", "TERM"),)) for i, w in enumerate(["gizmo", "widget", "gadget", "sprocket", "doohickey"])]
+    papers += [PaperExtraction(f"g{i}", (m(name, "TERM"),)) for i, name in enumerate(["gloopy sauce", "gloopy bread", "gloopy soup", "gloopy soup"])]
+    concepts = by_id(resolve(papers))
+    families = {cid: (c.type, c.pref_label) for cid, c in concepts.items() if cid.split("/")[1] in ("adversarial", "self-supervised", "novel", "gloopy")}
+    assert families == {"method/adversarial": ("METHOD", "adversarial"), "task/self-supervised": ("TASK", "self-supervised")}
+    assert [concepts[cid].broader for cid in ("method/adversarial-attack", "method/adversarial-training", "term/adversarial-perturbation")] == [
+        ("method/adversarial",)
+    ] * 3
+    assert concepts["method/self-supervised-learning"].broader == ("method/unsupervised-learning", "task/self-supervised")  # after the curated one
+    assert concepts["task/self-supervised-feature"].broader == ("task/self-supervised",)
+    assert concepts["term/gloopy-soup"].broader == ()  # four papers only
 
 
 def test_resolution_is_deterministic_and_sorted():
@@ -166,6 +268,29 @@ def test_the_name_a_title_opens_with_is_proposed():
     # Extraction missed DiffNet: its occurrence becomes a proposed mention of the type the title names.
     assert [(x.start, x.text, x.label, x.role, x.source) for x in marked[1].mentions] == [(45, "DiffNet", "DATASET", "proposed", "title")]
     assert abstract[45:52] == "DiffNet"
+
+
+def test_the_titles_own_mention_of_its_name_is_proposed_and_leaves_the_abstract_to_the_title_source():
+    from dataclasses import replace
+
+    from kg.concepts.title_roles import mark_title_names
+    from kg.model import Paper
+
+    abstract = "Graphs are big. ZipNet is small."
+    in_title = replace(m("ZipNet"), where="title")  # extraction read the title; the abstract's ZipNet was missed
+    (marked,) = mark_title_names([Paper("a", "ZipNet: Small Graphs", abstract)], [PaperExtraction("a", (in_title,))])
+    assert [(x.where, x.start, x.text, x.role, x.source, x.confidence) for x in marked.mentions] == [
+        ("abstract", 16, "ZipNet", "proposed", "title", GUESSED_CONFIDENCE),  # a method for want of evidence
+        ("title", 0, "ZipNet", "proposed", "test", 1.0),
+    ]
+
+
+def test_resolved_mentions_keep_where_they_are_the_titles_first():
+    from dataclasses import replace
+
+    papers = [PaperExtraction("a", (m("FooNet", start=20), replace(m("FooNet", start=0), where="title"), m("BarNet", start=3)))]
+    (entities,) = resolve(papers).entities
+    assert [(x.where, x.start, x.text) for x in entities.mentions] == [("title", 0, "FooNet"), ("abstract", 3, "BarNet"), ("abstract", 20, "FooNet")]
 
 
 def test_plural_folding_keeps_the_e_of_size():

@@ -9,7 +9,7 @@ from kg.extract.cache import CACHE_FILE, ExtractionCache, _checksum, content_key
 
 MENTION = {
     "start": 0, "end": 4, "text": "BERT", "label": "METHOD", "key": "bert", "vocab": None, "role": "used",
-    "source": "lexicon", "score": 1.0, "sent_start": 0, "sent_end": 20, "model_confidence": None,
+    "source": "lexicon", "score": 1.0, "sent_start": 0, "sent_end": 20, "confidence": 1.0, "where": "abstract", "model_confidence": None,
 }
 DEFINITION = {"short": "GAN", "long": "generative adversarial network", "label": "METHOD"}
 VALUE = {"mentions": [MENTION], "definitions": [DEFINITION], "claims": []}

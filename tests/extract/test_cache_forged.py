@@ -21,14 +21,16 @@ from kg.builder import build
 from kg.extract.cache import CACHE_FILE, fits_text
 from kg.graph import load
 from kg.ingest import read_corpus
+from kg.ingest.titles import read_title
 from kg.model import MENTION_SOURCES
 from kg.related_work import embed
 from kg.text.vocab import load_vocabulary
 
 TEXT = "We train BERT on SQuAD. It works."
 MENTION = {
-    "start": 9, "end": 13, "text": "BERT", "label": "METHOD", "key": "bert", "vocab": None, "role": "used", "source": "vocab", "score": 0.9,
-    "sent_start": 0, "sent_end": 23, "model_confidence": None,
+    "start": 9, "end": 13, "text": "BERT", "label": "METHOD", "key": "bert", "vocab": None, "role": "used", "source": "vocab",
+    "score": 0.9, "sent_start": 0, "sent_end": 23, "confidence": 1.0, "where": "abstract",
+    "model_confidence": None,
 }
 
 
@@ -46,6 +48,9 @@ def fits(mention: dict, definitions: list | None = None) -> bool:
     ({"source": "oracle"}, False),
     ({"score": 1e9}, False),
     ({"score": -0.5}, False),
+    ({"confidence": 0.2}, True),
+    ({"confidence": 1.5}, False),  # a forged vote weight
+    ({"confidence": -1.0}, False),
     ({"sent_start": 10}, False),  # the sentence does not hold the mention
     ({"sent_end": 99}, False),
     ({"key": ""}, False),
@@ -105,6 +110,7 @@ FIELDS = {
     "start": st.integers(-5, 5000), "end": st.integers(-5, 5000), "text": st.text(max_size=12),
     "vocab": st.one_of(st.none(), st.text(max_size=20), st.sampled_from(["method/", "dataset/imagenet", "x/y/z", "method/bert"])),
     "source": st.sampled_from([*MENTION_SOURCES, "oracle", ""]), "score": st.floats(-1e9, 1e9, allow_nan=False),
+    "confidence": st.floats(-1e9, 1e9, allow_nan=False),
     "sent_start": st.integers(-5, 5000), "sent_end": st.integers(-5, 5000), "key": st.text(max_size=12),
     "label": st.sampled_from(["METHOD", "DATASET", "TASK"]), "role": st.sampled_from(["used", "proposed"]),
     "model_confidence": st.one_of(st.none(), st.floats(-1e9, 1e9, allow_nan=False)),
@@ -191,10 +197,12 @@ def test_a_forged_vocab_id_or_outside_mention_is_recomputed_in_a_build(seeds, tm
             value["mentions"][0]["vocab"] = "method/"
         return True
 
-    assert len(_forge(private_cache / CACHE_FILE, mutate)) == 6
+    # One row per text: each abstract, and each title the file gives (kg's derived ones, now given) that is read.
+    rows = len(papers) + sum(read_title(paper) is not None for paper in read_corpus([str(source)]).papers)
+    assert len(_forge(private_cache / CACHE_FILE, mutate)) == rows == 8
     assert main(["build", str(source), "-o", str(out)]) in (None, 0)
     err = capsys.readouterr().out
-    assert "6  cache rows were damaged or did not fit their paper: computed again" in err
+    assert "8  cache rows were damaged or did not fit their paper: computed again" in err
     rebuilt = {n: d.get("label") for n, d in load(out).nodes(data=True)}
     assert rebuilt == clean and "Forgedum" not in (out / "graph.ttl").read_text(encoding="utf-8")
 

@@ -163,3 +163,26 @@ def test_results_reach_the_cache_in_small_batches_as_they_come(tmp_path, monkeyp
     _, stats = runner.run_extraction(papers, cache_dir=tmp_path, recognizer=None)
     assert stats.extracted == 150
     assert batches == [11, 64, 64, 11]  # the 11th came 0.3 s after the first: flushed by age
+
+
+def test_a_title_is_extracted_with_offsets_into_it_and_cached_like_an_abstract(tmp_path):
+    from kg.model import Paper
+
+    title = "FooNet: Graph Neural Networks for Anomaly Detection on ImageNet"
+    papers = [
+        Paper(id="t", title=title, abstract="We propose a model for images. It uses a transformer."),
+        Paper(id="d", title="We propose a model for images", abstract="We propose a model for images. It uses ImageNet.", title_derived=True),
+    ]
+    first, stats = runner.run_extraction(papers, cache_dir=tmp_path)
+    assert (stats.extracted, stats.cached) == (2, 0)
+    in_title = [(m.start, m.end, m.text, m.label, m.source) for m in first[0].mentions if m.where == "title"]
+    assert in_title == [
+        (0, 6, "FooNet", "METHOD", "coinage"),
+        (8, 29, "Graph Neural Networks", "METHOD", "vocab"),  # read in sentence case, written as the title writes it
+        (34, 51, "Anomaly Detection", "TASK", "vocab"),
+        (55, 63, "ImageNet", "DATASET", "vocab"),
+    ]
+    assert all(title[m.start : m.end] == m.text for m in first[0].mentions if m.where == "title")
+    assert {m.where for m in first[1].mentions} == {"abstract"}  # a derived title is not read
+    again, stats = runner.run_extraction(papers, cache_dir=tmp_path)
+    assert (stats.extracted, stats.cached) == (0, 2) and again == first

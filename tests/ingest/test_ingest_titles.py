@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kg.ingest.titles import MAX_TITLE, derive_title
+from kg.ingest.titles import MAX_TITLE, derive_title, read_title, sentence_case
+from kg.model import Paper
 
 
 @pytest.mark.parametrize(
@@ -42,3 +43,26 @@ def test_derive_title(abstract, title):
 def test_long_titles_are_cut_at_a_word_with_an_ellipsis():
     title = derive_title("Word " * 60 + "end.")
     assert len(title) <= MAX_TITLE and title.endswith("Word…") and "  " not in title
+
+
+def test_the_title_extraction_reads():
+    """A title the corpus gives is read unless the abstract opens with it; one kg derived never is."""
+    abstract = "Graph neural networks fail on long graphs. We propose FooNet."
+    assert read_title(Paper(id="a", title="FooNet: Graph Neural Networks Made Long", abstract=abstract)) == "FooNet: Graph Neural Networks Made Long"
+    assert read_title(Paper(id="b", title="Graph Neural Networks Fail on Long Graphs.", abstract=abstract)) is None
+    assert read_title(Paper(id="c", title="FooNet: Graph neural networks", abstract=abstract, title_derived=True)) is None
+    assert read_title(Paper(id="d", title="  ", abstract=abstract)) is None
+
+
+@pytest.mark.parametrize(
+    ("title", "sentence"),
+    [
+        ("X-Transfer Attacks: Towards Super Transferable Adversarial Attacks on CLIP", "X-Transfer attacks: Towards super transferable adversarial attacks on CLIP"),
+        ("BERT: Pre-training of Deep Bidirectional Transformers", "BERT: Pre-training of deep bidirectional transformers"),
+        ("Contrastive Language-Image Pre-Training for “Zero-Shot” Tasks", "Contrastive language-image pre-training for “zero-shot” tasks"),
+        ("GPT-4 Meets HippoRAG 2 in 3D", "GPT-4 meets HippoRAG 2 in 3D"),
+        ("A theory of learning from different domains", "A theory of learning from different domains"),  # already a sentence
+    ],
+)
+def test_a_title_case_title_is_read_in_sentence_case(title, sentence):
+    assert sentence_case(title) == sentence and len(sentence) == len(title)

@@ -288,6 +288,39 @@ def test_shapes_catch_a_broken_graph(sample_graph, shacl_shapes) -> None:
     }
 
 
+def _title_mention_graph() -> nx.DiGraph:
+    """One paper whose title and abstract both name HippoRAG."""
+    paper = Paper("t1", "HippoRAG Helps", "We use HippoRAG here.")
+    mentions = (
+        Mention(0, 8, "HippoRAG", "METHOD", "method/hipporag", "proposed", "coinage", 0.8, 0, 14, where="title"),
+        Mention(7, 15, "HippoRAG", "METHOD", "method/hipporag", "used", "coinage", 0.9, 0, 21),
+    )
+    return build_graph([paper], [PaperEntities("t1", mentions)], [Concept("method/hipporag", "METHOD", "HippoRAG")])
+
+
+def test_a_mention_in_the_title_counts_and_its_selector_targets_the_title(shacl_shapes) -> None:
+    import pyshacl
+
+    graph = _title_mention_graph()
+    edge = graph.edges["paper:t1", "concept:method/hipporag"]
+    assert (edge["mentions"], edge["weight"], edge["role"], edge["spans"]) == (2, 1.7, "proposed", [[0, 8, 0.8, "title"], [7, 15, 0.9]])
+    g = parse(turtle_of(graph))
+    link = URIRef(BASE + "link/t1/method%2Fhipporag")
+    assert g.value(link, KG.mentionCount) == Literal(2)
+    selectors = {}
+    for annotation in g.subjects(RDF.type, OA.Annotation):
+        selector = g.value(g.value(annotation, OA.hasTarget), OA.hasSelector)
+        selectors[str(annotation).rsplit("/", 1)[1]] = (g.value(selector, OA.start).toPython(), g.value(selector, OA.end).toPython(), g.value(selector, KG.textField))
+    assert selectors == {"title-0-8": (0, 8, DCT.title), "7-15": (7, 15, None)}
+    conforms, _, report = pyshacl.validate(g, shacl_graph=shacl_shapes)
+    assert conforms, report
+    title_selector = URIRef(BASE + "annotation/t1/method%2Fhipporag/title-0-8#selector")
+    g.set((title_selector, OA.end, Literal(18)))  # beyond the title (14 characters), not beyond the abstract (21)
+    conforms, results, _ = pyshacl.validate(g, shacl_graph=shacl_shapes)
+    sh = rdflib.Namespace("http://www.w3.org/ns/shacl#")
+    assert not conforms and {results.value(r, sh.focusNode) for r in results.subjects(RDF.type, sh.ValidationResult)} == {title_selector}
+
+
 # --- any text round-trips (property test) -------------------------------------------------
 
 texts = st.text(max_size=60)

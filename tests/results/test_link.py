@@ -34,3 +34,18 @@ def test_graph_carries_results_on_papers(front):
     graph = build_graph(PAPERS, front.resolution.entities, front.resolution.concepts, results=front.results)
     (stored,) = graph.nodes[paper_key("a")]["results"]
     assert stored["value"] == "81.2" and stored["metric"] == "top-1 accuracy" and "paper_id" not in stored
+
+
+def test_a_claim_links_the_abstracts_mentions_not_a_title_mention_at_the_same_offsets():
+    from kg.model import Concept, LocalClaim, Mention, PaperEntities
+    from kg.results.link import link_claims
+
+    paper = Paper(id="c", title="ImageNet Done Right", abstract="ImageNet gives 81.2% top-1 accuracy.")
+    claim = LocalClaim(15, 19, "81.2", "%", "absolute", None, (0, 8), None, None, True, None, 0.9, 0, 36)
+    title_only = PaperEntities("c", (Mention(0, 8, "ImageNet", "DATASET", "dataset/imagenet", "used", "vocab", 0.9, 0, 19, where="title"),))
+    concepts = {"dataset/imagenet": Concept("dataset/imagenet", "DATASET", "ImageNet")}
+    (result,) = link_claims(paper, [claim], title_only, concepts)
+    assert (result.dataset, result.dataset_concept) == ("ImageNet", None)  # the abstract's words, no mention there
+    both = PaperEntities("c", (*title_only.mentions, Mention(0, 8, "ImageNet", "DATASET", "dataset/imagenet", "used", "vocab", 0.9, 0, 36)))
+    (result,) = link_claims(paper, [claim], both, concepts)
+    assert (result.dataset, result.dataset_concept) == ("ImageNet", "dataset/imagenet")

@@ -29,7 +29,9 @@ def extract(
     INPUTS are files or folders (as for `kg build`) or `-` for JSON Lines on stdin;
     --input-format reads every input as one format (--format is the output's). Per
     paper one JSON line {"id", "title", "entities": [{"start", "end", "text", "label",
-    "concept", "role", "source", "score"}]}; offsets index the abstract as given.
+    "concept", "role", "source", "score", "where"}]}; offsets index the abstract as given,
+    or the title for a mention "where": "title" (the title is read unless the abstract opens
+    with it or kg derived it from the abstract).
     Like `kg build`, it reads and fills the shared cache (--cache, KG_CACHE_DIR or the user
     cache folder; --no-cache: neither).
     """
@@ -63,7 +65,6 @@ def _print_tables(records: list[dict[str, Any]]) -> None:
             table.add_column(column, justify="right" if column == "score" else "left")
         for entity in record["entities"]:
             role = "[bold green]proposed[/bold green]" if entity["role"] == "proposed" else "used"
-            table.add_row(
-                entity["text"], entity["label"], role, entity["concept"], entity["source"], f"{entity['score']:.2f}"
-            )
+            text = entity["text"] if entity["where"] == "abstract" else f"{entity['text']} [dim](title)[/dim]"
+            table.add_row(text, entity["label"], role, entity["concept"], entity["source"], f"{entity['score']:.2f}")
         console.print(table)

@@ -93,6 +93,7 @@ def entities_record(paper: Paper, entities: PaperEntities) -> dict[str, Any]:
                 "role": m.role,
                 "source": m.source,
                 "score": m.score,
+                "where": m.where,
             }
             for m in entities.mentions
         ],

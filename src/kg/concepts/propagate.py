@@ -3,7 +3,7 @@
 Extraction is per paper and misses things: it finds "graph neural network" in one abstract
 and not in another that says the same words. After `kg.concepts.resolve.resolve`, every concept's
 preferred and alternative labels form a corpus-wide lexicon; this stage looks each abstract
-up in it and adds a `Mention` (role "used", source "lexicon") for every further occurrence,
+(and each title extraction reads) up in it and adds a `Mention` (role "used", source "lexicon") for every further occurrence,
 scored as its concept's extracted mentions are on average (or `LEXICON_SCORE` without scores). That gives the graph the links extraction missed, so papers that
 name the same concept share it.
 
@@ -42,7 +42,8 @@ from dataclasses import dataclass
 from itertools import accumulate
 from operator import add, itemgetter
 
-from kg.model import Concept, EntityType, Mention, Paper, PaperEntities, Resolution
+from kg.ingest.titles import read_title
+from kg.model import Concept, EntityType, Mention, Paper, PaperEntities, Resolution, Where, in_text_order
 from kg.text.markup import mask_markup
 from kg.text.vocab import Vocabulary, is_acronym, load_vocabulary, normalize_key, singularize
 from kg.text.words import ADVERB_ENDINGS, EDGE_WORDS, FIRST_WORD_STOP, GENERIC_WORDS, NAME_SUFFIXES
@@ -367,40 +368,44 @@ def _mention_acronym_key(text: str) -> str | None:
 def propagate_paper(
     paper: Paper, entities: PaperEntities, lexicon: Lexicon, *, types: dict[str, EntityType], scores: dict[str, float] | None = None
 ) -> PaperEntities:
-    """`entities` plus a lexicon mention for every further occurrence of a known concept, scored
-    as the concept's extracted mentions are on average (`scores`; else `LEXICON_SCORE`)."""
-    text = paper.abstract
-    taken = [(m.start, m.end) for m in entities.mentions]
+    """`entities` plus a lexicon mention for every further occurrence of a known concept in the
+    abstract, and in the title where extraction reads it (`kg.ingest.titles.read_title`), scored as
+    the concept's extracted mentions are on average (`scores`; else `LEXICON_SCORE`)."""
     acronyms: dict[str, str] = {}  # this paper's acronyms, as extraction resolved them here
     for mention in entities.mentions:
         key = _mention_acronym_key(mention.text)
         if key is not None:
             acronyms.setdefault(key, mention.concept)
     linked = {mention.concept for mention in entities.mentions}
-    matches = find_matches(text, lexicon, taken=taken, linked=linked, acronyms=acronyms)
-    if not matches:
-        return entities
-    known = sorted({(m.sent_start, m.sent_end) for m in entities.mentions if m.sent_end > m.sent_start})
+    title = read_title(paper)
+    parts: tuple[tuple[Where, str], ...] = (("abstract", paper.abstract),) if title is None else (("abstract", paper.abstract), ("title", title))
     added = []
-    for match in matches:
-        if match.concept not in types or (scores is not None and match.concept not in scores):
-            continue  # with scores, only concepts some kept mention names spread (not bare curated broader ones)
-        sent_start, sent_end = _sentence(text, match.start, match.end, known)
-        added.append(
-            Mention(
-                start=match.start,
-                end=match.end,
-                text=text[match.start : match.end],
-                label=types[match.concept],
-                concept=match.concept,
-                role="used",
-                source=LEXICON_SOURCE,
-                score=scores.get(match.concept, LEXICON_SCORE) if scores else LEXICON_SCORE,
-                sent_start=sent_start,
-                sent_end=sent_end,
+    for where, text in parts:
+        own = [m for m in entities.mentions if m.where == where]
+        matches = find_matches(text, lexicon, taken=[(m.start, m.end) for m in own], linked=linked, acronyms=acronyms)
+        known = sorted({(m.sent_start, m.sent_end) for m in own if m.sent_end > m.sent_start})
+        for match in matches:
+            if match.concept not in types or (scores is not None and match.concept not in scores):
+                continue  # with scores, only concepts some kept mention names spread (not bare curated broader ones)
+            sent_start, sent_end = _sentence(text, match.start, match.end, known)
+            added.append(
+                Mention(
+                    start=match.start,
+                    end=match.end,
+                    text=text[match.start : match.end],
+                    label=types[match.concept],
+                    concept=match.concept,
+                    role="used",
+                    source=LEXICON_SOURCE,
+                    score=scores.get(match.concept, LEXICON_SCORE) if scores else LEXICON_SCORE,
+                    sent_start=sent_start,
+                    sent_end=sent_end,
+                    where=where,
+                )
             )
-        )
-    mentions = sorted((*entities.mentions, *added), key=lambda m: (m.start, m.end, m.concept))
+    if not added:
+        return entities
+    mentions = sorted((*entities.mentions, *added), key=lambda m: (*in_text_order(m), m.concept))
     return PaperEntities(entities.paper_id, tuple(mentions))
 
 

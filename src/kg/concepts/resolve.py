@@ -3,10 +3,13 @@
 Variants merge on `kg.text.vocab.normalize_key` (case, plural, hyphen/space). Acronyms merge
 with their long form, learnt from any paper's definitions ("large language models (LLMs)")
 and from the curated vocabulary, so "LLM", "LLMs" and "large language models" become one
-concept. A concept's type is the majority type of its mentions; ids look like
-``method/large-language-model``. Broader concepts come from the vocabulary, from a model
-size or version suffix, a curated term ending the name, a shorter concept ending it and a
-shared head noun (`kg.concepts.hierarchy`); they are emitted as concepts even if never mentioned.
+concept. A concept's type is its mentions' vote, each weighted by its score and its source's
+confidence in the type (`Ballot`; guesses count once), and every mention takes it where the vote
+is clear (`CLEAR_SHARE`); where the corpus splits, each paper keeps the type its own mentions
+vote for, as a concept of that type. Ids look like ``method/large-language-model``. Broader
+concepts come from the vocabulary, from a model size or version suffix, a curated term ending
+the name, a shorter concept ending it and a shared head noun (`kg.concepts.hierarchy`); they are
+emitted as concepts even if never mentioned.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from dataclasses import dataclass, field
 
 from kg.concepts.acronyms import WORD_RUN, AcronymTable
 from kg.concepts.hierarchy import infer_broader
-from kg.model import ENTITY_TYPES, Concept, LocalMention, Mention, PaperEntities, PaperExtraction, Resolution
+from kg.model import ENTITY_TYPES, Concept, EntityType, LocalMention, Mention, PaperEntities, PaperExtraction, Resolution, in_text_order
 from kg.text.clean import clean_text
 from kg.text.markup import EMPHASIS
 from kg.text.vocab import VocabEntry, Vocabulary, concept_id, is_acronym, load_vocabulary, normalize_key
@@ -26,6 +29,7 @@ from kg.util.gcpause import gc_paused
 from kg.util.stages import REPORT_EVERY
 
 MAX_ALT_LABELS = 25
+CLEAR_SHARE = 0.6  # a concept's type is clear when the vote's winner has this share of it (`TypeVote`; chosen on kg's gold training data, bench/type_vote.py)
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -64,7 +68,7 @@ def _group_of(mention: LocalMention, text: str, vocabulary: Vocabulary, acronyms
     if mention.vocab:
         entry = vocabulary.get(mention.vocab)
         own_definition = defined or mention.source == "acronym"
-        if entry is None or not own_definition or _names(entry, key):
+        if entry is None or not own_definition or _names(entry, key, acronyms):
             return mention.vocab
         return _curated_or_key(key, vocabulary, acronyms)
     if is_acronym(text) and normalize_key(text) == key:
@@ -75,11 +79,13 @@ def _group_of(mention: LocalMention, text: str, vocabulary: Vocabulary, acronyms
     return entry.id if entry is not None else _curated_or_key(key, vocabulary, acronyms)
 
 
-def _names(entry: VocabEntry, key: str) -> bool:
+def _names(entry: VocabEntry, key: str, acronyms: AcronymTable) -> bool:
     """Whether a curated entry's label or an alias is, or contains, the long form `key`
-    ("noisy intermediate-scale quantum" in "noisy intermediate-scale quantum device")."""
+    ("noisy intermediate-scale quantum" in "noisy intermediate-scale quantum device"), in the
+    corpus's usual spelling as `key` is: "mean squared error (MSE)" names the curated MSE where
+    the corpus writes "mean square error" more often."""
     padded = f" {key} "
-    return any(padded in f" {normalize_key(name)} " for name in (entry.label, *entry.aliases))
+    return any(padded in f" {acronyms.spelling(normalize_key(name))} " for name in (entry.label, *entry.aliases))
 
 
 def _curated_or_key(key: str, vocabulary: Vocabulary, acronyms: AcronymTable) -> str:
@@ -124,11 +130,66 @@ def resolve(
     extractions = list(extractions)
     acronyms = AcronymTable(extractions, vocabulary)
     groups = _group_mentions(extractions, vocabulary, acronyms, report)
-    group_ids = _concept_ids(groups, vocabulary)
-    concepts = _concepts(groups.surfaces, group_ids, vocabulary)
-    infer_broader(concepts, vocabulary)
-    entities = _resolved_entities(extractions, groups.per_paper, group_ids, concepts)
+    typings = _typings(groups, vocabulary)
+    per_paper = _concept_ids(extractions, groups, typings)
+    concepts = _concepts(_surfaces(extractions, groups, per_paper), vocabulary)
+    named_in: defaultdict[str, set[int]] = defaultdict(set)  # concept → the papers naming it (the families' support)
+    for index, paper_ids in enumerate(per_paper):
+        for cid in paper_ids:
+            named_in[cid].add(index)
+    infer_broader(concepts, vocabulary, named_in)
+    entities = _resolved_entities(extractions, per_paper, concepts)
     return Resolution(tuple(entities), tuple(concepts[cid] for cid in sorted(concepts)))
+
+
+def vote_weight(mention: LocalMention) -> float:
+    """A mention's say in its concept's type: its score (the chance that a reader accepts it with
+    its type, `kg.extract.scoring`) times its source's confidence in the type (a recognizer's
+    per-mention probability belongs there too). A guessed type (confidence 0) is no evidence: see `Ballot`."""
+    return mention.score * mention.confidence
+
+
+@dataclass(frozen=True)
+class TypeVote:
+    """The types a concept's mentions give it, each with its weight (`Ballot`)."""
+
+    weights: tuple[tuple[EntityType, float], ...]
+
+    @property
+    def winner(self) -> EntityType:
+        """The type with the most weight (ties: the earlier of `ENTITY_TYPES`)."""
+        return max(self.weights, key=lambda tw: (tw[1], -ENTITY_TYPES.index(tw[0])))[0] if self.weights else "TERM"
+
+    @property
+    def share(self) -> float:
+        """The winner's share of the whole vote (1.0 when every mention agrees)."""
+        total = sum(w for _, w in self.weights)
+        return dict(self.weights)[self.winner] / total if total > 0 else 1.0
+
+    @property
+    def clear(self) -> bool:
+        return self.share >= CLEAR_SHARE
+
+
+@dataclass
+class Ballot:
+    """Collects a concept's type vote. Each mention whose source has evidence for its type adds its
+    `vote_weight`; guessed types (confidence 0: a coined name taken for a method for want of
+    evidence) are one default, not evidence, so all the guesses of one type count once, at the best
+    guess's score: one mention that its context types ("X benchmark") outweighs five guesses."""
+
+    evidence: defaultdict[EntityType, float] = field(default_factory=lambda: defaultdict(float))
+    guesses: dict[EntityType, float] = field(default_factory=dict)
+
+    def add(self, mention: LocalMention) -> None:
+        if mention.confidence > 0:
+            self.evidence[mention.label] += vote_weight(mention)
+        else:
+            self.guesses[mention.label] = max(self.guesses.get(mention.label, 0.0), mention.score)
+
+    def vote(self) -> TypeVote:
+        """Every type some mention gives, with its weight (a type given at score 0 keeps its place)."""
+        return TypeVote(tuple((t, self.evidence.get(t, 0.0) + self.guesses.get(t, 0.0)) for t in ENTITY_TYPES if t in self.evidence or t in self.guesses))
 
 
 @dataclass
@@ -136,8 +197,8 @@ class _Groups:
     """Every mention's merge group (`_group_of`), and what the mentions of each group say."""
 
     per_paper: list[list[str]] = field(default_factory=list)  # per paper, each mention's group
-    label_votes: defaultdict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))  # group → its mentions' types
-    surfaces: defaultdict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))  # group → its mentions' texts, as read
+    ballots: defaultdict[str, Ballot] = field(default_factory=lambda: defaultdict(Ballot))  # group → its mentions' type vote
+    spellings: defaultdict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # group → long forms its papers define
 
 
 def _group_mentions(extractions: list[PaperExtraction], vocabulary: Vocabulary, acronyms: AcronymTable, report: Callable[[int], None] | None) -> _Groups:
@@ -164,39 +225,69 @@ def _group_mentions(extractions: list[PaperExtraction], vocabulary: Vocabulary, 
             if group is None:
                 group = memo[fields] = _group_of(mention, text, vocabulary, acronyms, defined_here)
             paper_groups.append(group)
-            groups.label_votes[group][mention.label] += 1
-            groups.surfaces[group][text] += 1
+            groups.ballots[group].add(mention)
         for definition in extraction.definitions:
-            key = defined_here[normalize_key(definition.short)]
-            if f"key:{key}" in groups.surfaces:
-                groups.surfaces[f"key:{key}"][definition.long] += 0  # known spelling, no extra weight
+            groups.spellings[f"key:{defined_here[normalize_key(definition.short)]}"].add(definition.long)
     return groups
 
 
-def _concept_ids(groups: _Groups, vocabulary: Vocabulary) -> dict[str, str]:
-    """Each group's concept id: the curated concept's, else one made of its majority type and key."""
-    group_ids: dict[str, str] = {}
-    for group in sorted(groups.surfaces):
+def _typings(groups: _Groups, vocabulary: Vocabulary) -> dict[str, TypeVote | EntityType]:
+    """Each group's type: a curated concept's own, else its mentions' vote (`TypeVote`)."""
+    typings: dict[str, TypeVote | EntityType] = {}
+    for group, ballot in groups.ballots.items():
         entry = vocabulary.get(group)
-        if entry is not None:
-            group_ids[group] = entry.id
-            continue
-        votes = groups.label_votes[group]
-        label = max(ENTITY_TYPES, key=lambda t: (votes.get(t, 0), -ENTITY_TYPES.index(t)))
-        group_ids[group] = concept_id(label, group.split(":", 1)[1])
-    return group_ids
+        typings[group] = entry.type if entry is not None else ballot.vote()
+    return typings
 
 
-def _concepts(surfaces: dict[str, Counter[str]], group_ids: dict[str, str], vocabulary: Vocabulary) -> dict[str, Concept]:
-    """The concept records, by id (groups that landed on the same id merged): labels from the
-    vocabulary or the mentions' surfaces, curated broader concepts (the inferred ones come later)."""
-    by_id: dict[str, Counter[str]] = defaultdict(Counter)
-    for group, cid in group_ids.items():
-        by_id[cid].update(surfaces[group])
+def _concept_ids(extractions: list[PaperExtraction], groups: _Groups, typings: dict[str, TypeVote | EntityType]) -> list[list[str]]:
+    """Each mention's concept id, per paper. A curated group's id is the curated concept's; another
+    group's is made of its type and key: the vote's winner when the vote is clear, else (a word
+    that readers type differently from paper to paper) the type this paper's own mentions of it
+    vote for, so a paper's acronym and its long form keep one type; a paper that only guesses
+    takes the winner."""
+    ids: list[list[str]] = []
+    for extraction, paper_groups in zip(extractions, groups.per_paper, strict=True):
+        local: defaultdict[str, Ballot] = defaultdict(Ballot)
+        for mention, group in zip(extraction.mentions, paper_groups, strict=True):
+            typing = typings[group]
+            if isinstance(typing, TypeVote) and not typing.clear:
+                local[group].add(mention)
+        paper_ids = []
+        for group in paper_groups:
+            typing = typings[group]
+            if isinstance(typing, str):
+                paper_ids.append(group)
+                continue
+            own = local.get(group)
+            type_ = own.vote().winner if own is not None and own.evidence else typing.winner
+            paper_ids.append(concept_id(type_, group.split(":", 1)[1]))
+        ids.append(paper_ids)
+    return ids
+
+
+def _surfaces(extractions: list[PaperExtraction], groups: _Groups, per_paper: list[list[str]]) -> dict[str, Counter[str]]:
+    """Each concept's surfaces as read, counted; the long forms its papers define count as known spellings."""
+    surfaces: defaultdict[str, Counter[str]] = defaultdict(Counter)
+    spelled: defaultdict[str, set[str]] = defaultdict(set)  # concept → the groups it comes from
+    for extraction, paper_groups, paper_ids in zip(extractions, groups.per_paper, per_paper, strict=True):
+        for mention, group, cid in zip(extraction.mentions, paper_groups, paper_ids, strict=True):
+            surfaces[cid][readable(mention.text)] += 1
+            spelled[cid].add(group)
+    for cid, from_groups in spelled.items():
+        for group in from_groups:
+            for long in groups.spellings.get(group, ()):
+                surfaces[cid][long] += 0  # known spelling, no extra weight
+    return surfaces
+
+
+def _concepts(surfaces: dict[str, Counter[str]], vocabulary: Vocabulary) -> dict[str, Concept]:
+    """The concept records, by id: labels from the vocabulary or the mentions' surfaces, curated
+    broader concepts (the inferred ones come later)."""
     concepts: dict[str, Concept] = {}
-    for cid in sorted(by_id):
+    for cid in sorted(surfaces):
         entry = vocabulary.get(cid)
-        seen = by_id[cid]
+        seen = surfaces[cid]
         type_ = entry.type if entry else cid.split("/", 1)[0].upper()
         pref = entry.label if entry else _pick_label(seen)
         alts = {_display(a) if "*" in a else a for a in set(seen) | (set(entry.aliases) if entry else set())}
@@ -211,15 +302,12 @@ def _concepts(surfaces: dict[str, Counter[str]], group_ids: dict[str, str], voca
     return concepts
 
 
-def _resolved_entities(
-    extractions: list[PaperExtraction], per_paper: list[list[str]], group_ids: dict[str, str], concepts: dict[str, Concept]
-) -> list[PaperEntities]:
+def _resolved_entities(extractions: list[PaperExtraction], per_paper: list[list[str]], concepts: dict[str, Concept]) -> list[PaperEntities]:
     """Each paper's mentions with their concept and its type, in text order."""
     entities = []
-    for extraction, paper_groups in zip(extractions, per_paper, strict=True):
+    for extraction, paper_ids in zip(extractions, per_paper, strict=True):
         mentions = []
-        for local, group in zip(extraction.mentions, paper_groups, strict=True):
-            cid = group_ids[group]
+        for local, cid in zip(extraction.mentions, paper_ids, strict=True):
             mentions.append(
                 Mention(
                     start=local.start,
@@ -232,7 +320,8 @@ def _resolved_entities(
                     score=local.score,
                     sent_start=local.sent_start,
                     sent_end=local.sent_end,
+                    where=local.where,
                 )
             )
-        entities.append(PaperEntities(extraction.paper_id, tuple(sorted(mentions, key=lambda x: (x.start, x.end)))))
+        entities.append(PaperEntities(extraction.paper_id, tuple(sorted(mentions, key=in_text_order))))
     return entities

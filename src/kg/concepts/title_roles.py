@@ -1,13 +1,14 @@
 """A title that opens with a name ("Glow: Generative Flow with Invertible 1x1 Convolutions",
 "HippoRAG 2: …") names what the paper proposes. Runs on per-paper extractions before
-resolution (titles are not part of the cached, abstract-only extraction; no spaCy).
+resolution (no spaCy: it reads the title's words).
 
 The name before the colon must look like one: one to four words with a capital or digit
 in each of them past a plain first word, not a generic opener ("Towards", "On", "Beyond",
 "Rethinking"…) and not a question or a phrase of common words. In the abstract, mentions
 of that name become ``proposed``; if extraction missed it, each occurrence of the name (a
 whole word, exact case) becomes a mention of source ``title`` (type METHOD unless the title
-calls it a dataset or benchmark).
+calls it a dataset or benchmark). The name's mentions in the title itself, where extraction read it
+(`kg.ingest.titles.read_title`), are proposed too.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
-from kg.model import EntityType, LocalMention, Paper, PaperExtraction
+from kg.model import GUESSED_CONFIDENCE, EntityType, LocalMention, Paper, PaperExtraction
 from kg.text.markup import mask_markup
 from kg.text.vocab import normalize_key
 from kg.text.words import HEAD_TYPES, TITLE_OPENERS
@@ -73,15 +74,18 @@ def mark_title_names(papers: Sequence[Paper], extractions: Sequence[PaperExtract
             continue
         key = normalize_key(name)
         mentions = [replace(m, role="proposed") if m.text == name or m.key == key else m for m in extraction.mentions]
-        if not any(m.role == "proposed" and (m.text == name or m.key == key) for m in mentions):
+        if not any(m.role == "proposed" and (m.text == name or m.key == key) and m.where == "abstract" for m in mentions):
             text = mask_markup(paper.abstract)
             label = _label_from_title(paper.title)
             for found in re.finditer(rf"(?<![\w\-]){re.escape(name)}(?![\w\-])", text):
                 start, end = found.span()
-                if any(m.start < end and start < m.end for m in mentions):
+                if any(m.start < end and start < m.end and m.where == "abstract" for m in mentions):
                     continue
                 sent_start, sent_end = _sentence(text, start, end)
-                mentions.append(LocalMention(start, end, paper.abstract[start:end], label, key, None, "proposed", TITLE_SOURCE, TITLE_SCORE, sent_start, sent_end))
-            mentions.sort(key=lambda m: (m.start, m.end))
+                confidence = 1.0 if label == "DATASET" else GUESSED_CONFIDENCE  # a method unless the title says otherwise: a guess
+                mentions.append(
+                    LocalMention(start, end, paper.abstract[start:end], label, key, None, "proposed", TITLE_SOURCE, TITLE_SCORE, sent_start, sent_end, confidence)
+                )
+            mentions.sort(key=lambda m: (m.where != "abstract", m.start, m.end))  # the title's after, as extraction gives them
         marked.append(replace(extraction, mentions=tuple(mentions)))
     return marked

@@ -34,7 +34,7 @@ from typing import Any
 
 from kg.errors import CacheError, CacheSetAside, CacheUnused
 from kg.extract.cache_schema import prepare, writing
-from kg.model import CLAIM_KINDS, ENTITY_TYPES, ROLES, Definition, LocalClaim, LocalMention
+from kg.model import CLAIM_KINDS, ENTITY_TYPES, ROLES, WHERE, Definition, LocalClaim, LocalMention
 from kg.text.clean import clean_text
 from kg.text.vocab import Vocabulary, normalize_key
 from kg.util.filelock import FileLock
@@ -73,7 +73,7 @@ _TYPE_CHECKS: dict[str, Callable[[Any], bool]] = {
     "str": lambda v: type(v) is str,
     "str | None": lambda v: v is None or type(v) is str,
     "EntityType": lambda v: v in ENTITY_TYPES,
-    "Role": lambda v: v in ROLES,
+    "Role": lambda v: v in ROLES, "Where": lambda v: v in WHERE,
     "ClaimKind": lambda v: v in CLAIM_KINDS,
     "bool": lambda v: type(v) is bool,
     "Span | None": lambda v: v is None or (type(v) is list and len(v) == 2 and all(type(x) is int for x in v) and 0 <= v[0] < v[1]),
@@ -118,7 +118,7 @@ def fits_text(value: dict[str, Any], text: str, *, sources: Container[str], voca
     its key was made from. A forged row with a recomputed checksum passes the checksum, not this:
 
     * every mention lies inside the text and equals its slice, within its sentence, at most once
-      per span, from a known source, with a score (and a recognizer's confidence, if any) in [0, 1];
+      per span, from a known source, with a score, a confidence (and a recognizer's, if any) in [0, 1];
     * its curated concept, if any, exists and has the mention's type;
     * its key is the mention's own (`normalize_key` of its text), a long form the paper defines,
       or a key of its curated concept: a forged key cannot merge unrelated mentions;
@@ -137,7 +137,7 @@ def fits_text(value: dict[str, Any], text: str, *, sources: Container[str], voca
         start, end = m["start"], m["end"]
         if end > length or text[start:end] != m["text"] or not 0 <= m["sent_start"] <= start or not end <= m["sent_end"] <= length:
             return False
-        if (start, end) in spans or m["source"] not in sources or not 0.0 <= m["score"] <= 1.0 or not m["key"]:
+        if (start, end) in spans or m["source"] not in sources or not 0.0 <= m["score"] <= 1.0 or not 0.0 <= m["confidence"] <= 1.0 or not m["key"]:
             return False
         if m["model_confidence"] is not None and not 0.0 <= m["model_confidence"] <= 1.0:
             return False

@@ -54,6 +54,7 @@ def doc_to_extraction(paper_id: str, abstract: str, doc: Doc, clean: CleanText |
                 sent_start=sent_start,
                 sent_end=sent_end,
                 model_confidence=span._.kg_model_confidence,
+                confidence=round(float(span._.kg_type_confidence), 4),
             )
         )
     definitions = tuple(sorted({Definition(short, long, lab) for short, long, lab in doc._.kg_definitions}, key=lambda d: (d.short, d.long)))

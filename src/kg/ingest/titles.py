@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 
+from kg.model import Paper
 from kg.text.words import TITLE_CLAUSE_WORDS, TITLE_PREPOSITIONS
 
 MAX_TITLE = 100
@@ -198,3 +199,50 @@ def _truncate(title: str, limit: int = MAX_TITLE) -> str:
     if " " in cut:
         cut = cut[: cut.rfind(" ")]
     return cut.rstrip(",;:-–— ") + "…"
+
+
+def read_title(paper: Paper) -> str | None:
+    """The title extraction reads besides the abstract (`kg.extract.runner`), or None: a title kg made
+    up from the abstract (`derive_title`), or one the abstract opens with, says nothing the abstract
+    does not, and its mentions would count twice."""
+    title = paper.title.strip()
+    if paper.title_derived or not title:
+        return None
+    opening = _comparable(title)
+    if not opening or _comparable(paper.abstract[: len(title) + 40]).startswith(opening):
+        return None
+    return paper.title
+
+
+def _comparable(text: str) -> str:
+    """Letters and digits only, lower case: "A Survey." and "a survey" compare equal."""
+    return "".join(ch for ch in text.lower() if ch.isalnum())
+
+
+_TITLE_CASED = re.compile(r"[A-Z][a-z]+")  # a word part capitalised only as a title capitalises it
+_LOWER = re.compile(r"[a-z]+")
+TITLE_CASE_SHARE = 0.6  # of the words of four letters or more capitalised: the title is in Title Case
+
+
+def sentence_case(title: str) -> str:
+    """`title` as a sentence would write it, for extraction, whose rules and recognizer read
+    abstracts: in a Title Case title ("Towards Super Transferable Adversarial Attacks on CLIP") each
+    word capitalised only as a title capitalises it is lower-cased ("towards super transferable
+    adversarial attacks on CLIP"), except the first and the first after a colon. Names with another
+    capital or a digit (CLIP, X-Transfer, GPT-4, HippoRAG) keep theirs; the text keeps its length,
+    so offsets into it index the title."""
+    words = list(re.finditer(r"\S+", title))
+    long = [w.group() for w in words if sum(ch.isalpha() for ch in w.group()) >= 4]
+    if not long or sum(w[:1].isupper() for w in long) < TITLE_CASE_SHARE * len(long):
+        return title
+    out = list(title)
+    starts = True  # the title's first word, or the first after a colon
+    for word in words:
+        text = word.group()
+        core = text.strip("\"'“”‘’()[],.;:!?")
+        parts = core.split("-")
+        if not starts and core and any(_TITLE_CASED.fullmatch(p) for p in parts) and all(_TITLE_CASED.fullmatch(p) or _LOWER.fullmatch(p) for p in parts):
+            offset = word.start() + text.index(core)
+            out[offset : offset + len(core)] = core.lower()
+        starts = text.endswith(":")
+    return "".join(out)

@@ -31,7 +31,7 @@ _SURROGATES = re.compile("[\ud800-\udfff]")
 # Bump by hand whenever a code change alters the Turtle written for the same inputs (triples,
 # their order, IRIs, literals): a build then makes every fragment anew instead of copying it
 # from the replaced build. tests/rdf/test_turtle_version.py fails until it is bumped.
-TURTLE_VERSION = 3
+TURTLE_VERSION = 4  # 4: mentions in titles (kg:textField on their selectors)
 # Everything besides a fragment's inputs that shapes its Turtle bytes, keyed into every digest:
 # that version, the serializer, and Unicode's tables (kg:key values fold with NFKC).
 _CODE = hashlib.blake2b(
@@ -104,6 +104,7 @@ KG_COSINE = _vocab_iri("kg", "cosine")
 KG_RANK = _vocab_iri("kg", "rank")
 KG_SIMILAR_TO = _vocab_iri("kg", "similarTo")
 KG_KEY = _vocab_iri("kg", "key")
+KG_TEXT_FIELD = _vocab_iri("kg", "textField")
 KG_PAPER_COUNT = _vocab_iri("kg", "paperCount")
 KG_PIPELINE_NAME = _vocab_iri("kg", "pipelineName")
 KG_PIPELINE_VERSION = _vocab_iri("kg", "pipelineVersion")
@@ -153,8 +154,10 @@ class Iris:
     def link(self, paper_id: str, concept_id: str) -> ox.NamedNode:
         return ox.NamedNode(f"{self.base}link/{_segment(paper_id)}/{_segment(concept_id)}")
 
-    def annotation(self, paper_id: str, concept_id: str, start: int, end: int) -> str:
-        return f"{self.base}annotation/{_segment(paper_id)}/{_segment(concept_id)}/{int(start)}-{int(end)}"
+    def annotation(self, paper_id: str, concept_id: str, start: int, end: int, where: str = "abstract") -> str:
+        """A mention's annotation; one in the title has "title-" before its offsets."""
+        offsets = f"{int(start)}-{int(end)}" if where == "abstract" else f"{where}-{int(start)}-{int(end)}"
+        return f"{self.base}annotation/{_segment(paper_id)}/{_segment(concept_id)}/{offsets}"
 
     def similarity(self, paper_id: str, other_id: str) -> ox.NamedNode:
         return ox.NamedNode(f"{self.base}similarity/{_segment(paper_id)}/{_segment(other_id)}")
@@ -287,7 +290,7 @@ def _concept_triples(iris: Iris, cid: str, data: dict[str, Any], broader: list[s
 
 
 def _paper_triples(
-    iris: Iris, run: ox.NamedNode, data: dict[str, Any], mentions: list[tuple[str, str | None, str, int, float, list[tuple[int, int, float | None]]]],
+    iris: Iris, run: ox.NamedNode, data: dict[str, Any], mentions: list[tuple[str, str | None, str, int, float, list[tuple[int, int, float | None, str]]]],
     similar: list[tuple[int, str, float]],
 ) -> Iterator[ox.Triple]:
     T = ox.Triple
@@ -339,8 +342,8 @@ def _paper_triples(
         yield T(link, KG_ROLE, _text(role))
         yield T(link, KG_MENTIONS, ox.Literal(count))
         yield T(link, KG_WEIGHT, _decimal(weight))
-        for start, end, score in spans:
-            yield from _annotation(iris.annotation(pid, cid, start, end), paper, concept, start, end, run, score)
+        for start, end, score, where in spans:
+            yield from _annotation(iris.annotation(pid, cid, start, end, where), paper, concept, start, end, run, score, where)
     for rank, other_id, cosine in similar:
         node = iris.similarity(pid, other_id)
         yield T(node, RDF_TYPE, KG_SIMILARITY)
@@ -355,18 +358,21 @@ def _author_triples(iris: Iris, author: str) -> Iterator[ox.Triple]:
     yield ox.Triple(node, FOAF_NAME, _text(author))
 
 
-def _spans(spans: Any) -> list[tuple[int, int, float | None]]:
-    """(start, end, score) of each distinct span, sorted; a span given twice keeps its highest score."""
-    best: dict[tuple[int, int], float | None] = {}
+def _spans(spans: Any) -> list[tuple[int, int, float | None, str]]:
+    """(start, end, score, where) of each distinct span, sorted (the abstract's first); a span given
+    twice keeps its highest score. ``where`` is "title" for a span marked so (`kg.graph`), else "abstract"."""
+    best: dict[tuple[str, int, int], float | None] = {}
     for span in spans:
-        key, score = (int(span[0]), int(span[1])), (float(span[2]) if len(span) > 2 else None)
+        where = "title" if len(span) > 3 and span[3] == "title" else "abstract"
+        key, score = (where, int(span[0]), int(span[1])), (float(span[2]) if len(span) > 2 and span[2] is not None else None)
         old = best.get(key)
         best[key] = score if old is None or (score is not None and score > old) else old
-    return [(start, end, score) for (start, end), score in sorted(best.items())]
+    return [(start, end, score, where) for (where, start, end), score in sorted(best.items())]
 
 
 def _annotation(
-    iri: str, paper: ox.NamedNode, concept: ox.NamedNode, start: int, end: int, run: ox.NamedNode, score: float | None = None
+    iri: str, paper: ox.NamedNode, concept: ox.NamedNode, start: int, end: int, run: ox.NamedNode, score: float | None = None,
+    where: str = "abstract",
 ) -> Iterator[ox.Triple]:
     T = ox.Triple
     annotation, target, selector = ox.NamedNode(iri), ox.NamedNode(iri + "#target"), ox.NamedNode(iri + "#selector")
@@ -383,6 +389,8 @@ def _annotation(
     yield T(selector, RDF_TYPE, OA_POSITION)
     yield T(selector, OA_START, ox.Literal(start))
     yield T(selector, OA_END, ox.Literal(end))
+    if where == "title":  # offsets into the paper's title; a selector without kg:textField indexes its abstract
+        yield T(selector, KG_TEXT_FIELD, DC_TITLE)
 
 
 def lookup_keys(label: str, alt_labels: Any = ()) -> list[str]:

@@ -5,7 +5,7 @@ A paper's weight for a concept is
     role × tf(m) × idf^p × (β if the paper has the concept only through a narrower one)
 
     role  = `proposed` if the paper proposes the concept, `used` if it uses it;
-    tf(m) = m (k + 1) / (m + k), saturating in m, the mentions in the abstract (k = 0: 1 + ln m);
+    tf(m) = m (k + 1) / (m + k), saturating in m, the mentions in the abstract and title (k = 0: 1 + ln m);
     idf   = ln(1 + N / df), N papers, df of them having the concept (directly or through a narrower);
     β     = weight of a broader concept reached through skos:broader ("semantic segmentation"
             → "segmentation"), up to `BROADER_DEPTH` steps;

@@ -25,7 +25,7 @@ def own_method(entities: PaperEntities, concepts: dict[str, Concept]) -> tuple[s
     counts = Counter(m.concept for m in entities.mentions if m.role == "proposed" and m.label == "METHOD")
     if not counts:
         return None
-    first = {m.concept: m.start for m in reversed(entities.mentions)}
+    first = {m.concept: m.start for m in reversed(entities.mentions) if m.where == "abstract"}
     best = min(counts, key=lambda c: (-counts[c], first.get(c, 0)))
     concept = concepts.get(best)
     return (concept.pref_label if concept else best), best
@@ -37,7 +37,8 @@ def link_claims(paper: Paper, claims: Sequence[LocalClaim], entities: PaperEntit
         return ()
     at: dict[tuple[int, int], Mention] = {}
     for mention in entities.mentions:
-        at.setdefault((mention.start, mention.end), mention)
+        if mention.where == "abstract":  # a claim's links are spans of the abstract
+            at.setdefault((mention.start, mention.end), mention)
     own = own_method(entities, concepts)
 
     def link(span: tuple[int, int] | None, field: str) -> tuple[str | None, str | None]:

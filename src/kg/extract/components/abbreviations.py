@@ -166,8 +166,9 @@ class AbbreviationDetector:
             if short is None or long is None or len(short) == 0 or len(long) == 0:
                 continue
             if tagged:
-                # "we propose Personalized PageRank (PPR)": the long form starts after the last verb.
-                cut = max((t.i + 1 for t in long if _ends_preamble(t)), default=long.start)
+                # "we propose Personalized PageRank (PPR)": the long form starts after the last verb,
+                # at a word's start: "the" inside "state-of-the-art (SOTA)" cuts nothing ("-art" is no long form).
+                cut = max((t.i + 1 for t in long if _ends_preamble(t) and t.whitespace_), default=long.start)
                 long = doc[cut : long.end]
                 if len(long) == 0 or (len(long) == 1 and len(long.text) <= len(short.text)):
                     continue

@@ -6,8 +6,9 @@ Each candidate gets a type, a normalised key (acronyms take their long form's ke
 score; overlaps are settled longest-first. The result is ``doc.spans["kg"]`` (label = type)
 with ``span._.kg_source``, ``kg_score``, ``kg_key``, ``kg_vocab`` (curated concept id or
 None), ``kg_role`` (set by `kg_roles`) and ``kg_model_confidence`` (how much a transformer
-recognizer believes the span and its type, whatever source found it; None without one), and
-``doc._.kg_definitions``: the (short form, long form, type) triples this doc defines, for
+recognizer believes the span and its type, whatever source found it; None without one),
+``kg_type_confidence`` (the finding source's confidence in the type; it weighs the mention's vote for
+its concept's type), and ``doc._.kg_definitions``: the (short form, long form, type) triples this doc defines, for
 corpus-wide resolution.
 """
 
@@ -27,6 +28,7 @@ from kg.extract.components.recognizer import SPAN_KEY as MODEL_KEY
 from kg.extract.components.spans import has_dep, has_pos
 from kg.extract.components.typed_phrases import SPAN_KEY as PHRASE_KEY
 from kg.extract.components.vocab_ruler import SPAN_KEY as VOCAB_KEY
+from kg.model import GUESSED_CONFIDENCE
 from kg.text.vocab import Vocabulary, load_vocabulary, normalize_key, singularize
 from kg.text.words import (
     EDGE_WORDS,
@@ -43,7 +45,15 @@ from kg.text.words import (
 SPAN_KEY = "kg"
 FIELD_KEYS = frozenset(normalize_key(field) for field in RESEARCH_FIELDS)  # never a mention
 
-_EXTENSIONS = (("kg_source", None), ("kg_score", 0.0), ("kg_key", None), ("kg_vocab", None), ("kg_role", "used"), ("kg_model_confidence", None))
+_EXTENSIONS = (
+    ("kg_source", None),
+    ("kg_score", 0.0),
+    ("kg_key", None),
+    ("kg_vocab", None),
+    ("kg_role", "used"),
+    ("kg_model_confidence", None),
+    ("kg_type_confidence", 1.0),
+)
 for _name, _default in _EXTENSIONS:
     if not Span.has_extension(_name):
         Span.set_extension(_name, default=_default)
@@ -76,29 +86,33 @@ class Candidate:
     key: str
     vocab: str | None = None
     guessed: bool = False  # type guessed (coinage with no evidence)
+    confidence: float = 1.0  # in its type: GUESSED_CONFIDENCE when the type is a guess
 
 
-def _long_form_label(long: Span, short: Span, vocabulary: Vocabulary) -> tuple[str | None, str | None]:
-    """(type, vocab id) of a defined acronym, from the vocabulary or the long form's head word."""
+def _long_form_label(long: Span, short: Span, vocabulary: Vocabulary) -> tuple[str | None, str | None, bool]:
+    """(type, vocab id, whether the type is a guess) of a defined acronym, from the vocabulary or
+    the long form's head word."""
     for text in (long.text, short.text):
         entry = vocabulary.lookup(text)
         if entry is not None:
-            return entry.type, entry.id
+            return entry.type, entry.id, False
+    if _generic(long):
+        return None, None, False  # "state-of-the-art (SOTA)": generic words name nothing
     last = singularize(long[-1].lower_)
     if last in NON_ENTITY_HEADS:
-        return None, None
+        return None, None, False
     label = HEAD_TYPES.get(last)
     if label is not None:
-        return label, None
+        return label, None, False
     doc = short.doc
     after = short.end + 1 if short.end < len(doc) and doc[short.end].text == ")" else short.end
     following = doc[after] if after < len(doc) and doc[after].pos_ in ("NOUN", "PROPN") else None
     if following is not None and HEAD_TYPES.get(singularize(following.lower_)):
         # "mean-field optimal stopping (MFOS) problem", "(QNPG) algorithm": the noun types the pair.
-        return HEAD_TYPES[singularize(following.lower_)], None
+        return HEAD_TYPES[singularize(following.lower_)], None, False
     if any(t.text[:1].isupper() for t in long[1:]) or any(sum(c.isupper() for c in t.text) > 1 for t in long):
-        return "METHOD", None  # a capitalised name defined with an acronym
-    return None, None
+        return "METHOD", None, True  # a capitalised name defined with an acronym: most often a method
+    return None, None, False
 
 
 def _context_label(doc: Doc, span: Span) -> str | None:
@@ -157,14 +171,20 @@ class _Definitions:
     """The acronyms a doc defines, and the candidates their definitions make."""
 
     by_short: dict[str, tuple[str, str, str | None]] = field(default_factory=dict)  # short text → (label, key, vocab id)
+    guessed: set[str] = field(default_factory=set)  # short forms whose type is a guess (`_long_form_label`)
     rejected: set[str] = field(default_factory=set)  # short forms whose long form is no entity ("Random Matrix Theory (RMT)")
     triples: list[tuple[str, str, str]] = field(default_factory=list)  # (short form, long form, type): `doc._.kg_definitions`
     candidates: list[Candidate] = field(default_factory=list)
 
-    def define(self, short: str, long: Span, label: str, key: str, vocab_id: str | None) -> None:
+    def define(self, short: str, long: Span, label: str, key: str, vocab_id: str | None, guessed: bool = False) -> None:
         self.by_short[short] = (label, key, vocab_id)
+        if guessed:
+            self.guessed.add(short)
         self.triples.append((short, long.text, label))
-        self.candidates.append(Candidate(long.start, long.end, label, "acronym", SCORES["acronym"], key, vocab_id))
+        self.candidates.append(Candidate(long.start, long.end, label, "acronym", SCORES["acronym"], key, vocab_id, confidence=self.confidence(short)))
+
+    def confidence(self, short: str) -> float:
+        return GUESSED_CONFIDENCE if short in self.guessed else 1.0
 
 
 def _vocab_candidates(vocab_spans: list[Span]) -> list[Candidate]:
@@ -178,25 +198,26 @@ def _acronym_definitions(doc: Doc, vocabulary: Vocabulary, doc_text: str) -> _De
     found = _Definitions()
     pairs = doc._.kg_abbreviations or ()
     for short, long in pairs:
-        label, vocab_id = _long_form_label(long, short, vocabulary)
+        label, vocab_id, guessed = _long_form_label(long, short, vocabulary)
         if tidy(doc, long.start, long.end, doc_text) is None:
             continue  # the long form runs over markup ("T**ruthfulness **S**eparator"): no definition
         if label is None:
             found.rejected.add(short.text)
             continue
-        found.define(short.text, long, label, normalize_key(long.text), vocab_id)
+        found.define(short.text, long, label, normalize_key(long.text), vocab_id, guessed)
     # "multi-agent optimal stopping (MAOS)" next to "mean-field optimal stopping (MFOS) problem":
     # a long form with an unknown head takes the type of another long form with the same head.
-    head_labels = {long[-1].lower_: found.by_short[short.text][0] for short, long in pairs if short.text in found.by_short}
+    head_labels = {long[-1].lower_: (found.by_short[short.text][0], short.text in found.guessed) for short, long in pairs if short.text in found.by_short}
     for short, long in pairs:
         if short.text in found.rejected and long[-1].lower_ in head_labels and singularize(long[-1].lower_) not in NON_ENTITY_HEADS:
             found.rejected.discard(short.text)
-            found.define(short.text, long, head_labels[long[-1].lower_], normalize_key(long.text), None)
+            head_label, head_guessed = head_labels[long[-1].lower_]
+            found.define(short.text, long, head_label, normalize_key(long.text), None, head_guessed)
     # Every use of a defined short form (`kg_acronym`) is a mention of the long form's concept.
     for span in doc.spans.get(ACRONYM_KEY, []):
         if span.label_ == "SHORT" and span.text in found.by_short:
             label, key, vocab_id = found.by_short[span.text]
-            found.candidates.append(Candidate(span.start, span.end, label, "acronym", SCORES["acronym"], key, vocab_id))
+            found.candidates.append(Candidate(span.start, span.end, label, "acronym", SCORES["acronym"], key, vocab_id, confidence=found.confidence(span.text)))
     return found
 
 
@@ -223,7 +244,8 @@ def _coinage_candidates(doc: Doc, vocabulary: Vocabulary, acronyms: _Definitions
             if label is None:
                 label, guessed = "METHOD", True
         score = DEFAULT_COINAGE_SCORE if guessed else SCORES["coinage"]
-        found.append(Candidate(span.start, span.end, label, "coinage", score, key, vocab_id, guessed))
+        confidence = GUESSED_CONFIDENCE if guessed else acronyms.confidence(text)
+        found.append(Candidate(span.start, span.end, label, "coinage", score, key, vocab_id, guessed, confidence))
     return found
 
 
@@ -243,9 +265,9 @@ def _model_candidates(doc: Doc, vocabulary: Vocabulary, acronyms: _Definitions) 
             head = HEAD_TYPES.get(singularize(span[-1].lower_)) if entry is None and label != "TERM" else None
             if head is not None and head != "HARDWARE":
                 label = head  # the head noun types the phrase: "… detection" is a task, "… accuracy" a metric
-        confidence = span._.kg_confidence  # a transformer's; the CNN gives none
-        score = SCORES["model"] if confidence is None or label != span.label_ else confidence
-        found.append(Candidate(span.start, span.end, label, "model", score, key, vocab_id))
+        model_confidence = span._.kg_confidence  # a transformer's; the CNN gives none
+        score = SCORES["model"] if model_confidence is None or label != span.label_ else model_confidence
+        found.append(Candidate(span.start, span.end, label, "model", score, key, vocab_id, confidence=acronyms.confidence(text)))
     return found
 
 
@@ -299,6 +321,7 @@ def _mention_spans(doc: Doc, chosen: list[Candidate]) -> list[Span]:
         span._.kg_vocab = cand.vocab
         span._.kg_role = "used"
         span._.kg_model_confidence = tags.confidence(span.start_char, span.end_char, cand.label) if tags is not None else None
+        span._.kg_type_confidence = cand.confidence
         spans.append(span)
     return spans
 
@@ -323,6 +346,8 @@ def _tidied(doc: Doc, cand: Candidate, text: str) -> Candidate | None:
         if grew and cand.source in ("vocab", "acronym"):
             return None
         cand.start, cand.end = span
+        if cand.source == "model" and _generic(doc[cand.start : cand.end]):
+            return None  # "systems" left of "6G systems": generic once trimmed
         if cand.source not in ("vocab", "acronym"):
             cand.key = normalize_key(doc[cand.start : cand.end].text)
     return cand
@@ -370,7 +395,7 @@ def _type_evaluation_targets(chosen: list[Candidate], doc: Doc) -> None:
             continue
         sentence = doc[cand.start].sent
         if any(t.lemma_.lower() in _EVALUATION_WORDS for t in sentence):
-            cand.label, cand.guessed, cand.score = "DATASET", False, DEFAULT_COINAGE_SCORE
+            cand.label, cand.guessed, cand.score, cand.confidence = "DATASET", False, DEFAULT_COINAGE_SCORE, 1.0
 
 
 def _adopt_list_types(chosen: list[Candidate], doc: Doc) -> None:
@@ -385,7 +410,7 @@ def _adopt_list_types(chosen: list[Candidate], doc: Doc) -> None:
                 other = chosen[j]
                 gap = doc[min(cand.end, other.end) : max(cand.start, other.start)]
                 if len(gap) and all(t.lower_ in _LIST_GLUE for t in gap):
-                    cand.label, cand.guessed, cand.score = other.label, False, SCORES["coinage"]
+                    cand.label, cand.guessed, cand.score, cand.confidence = other.label, False, SCORES["coinage"], 1.0
                     break
 
 

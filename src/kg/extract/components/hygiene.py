@@ -13,8 +13,9 @@ Every candidate the entity merger considers (rules' and the recognizer's alike) 
 * rejected: spans over masked markup (LaTeX, HTML, URLs and emphasis are masked to spaces
   before spaCy runs, so a run of spaces or a line break inside means markup or a layout
   break), spans that start or end on a symbol ("-uniform", "GEL-", "^n"), spans with an
-  unbalanced bracket or a comma outside brackets (a list, not a name), spans starting on
-  "art" of "state of the art", citation keys (devlin2018bert) and PDF residue ("(cid:173").
+  unbalanced bracket, inside a token too ("models(LVLMs"), or a comma outside brackets (a list, not a name), spans starting on
+  "art" of "state of the art", citation keys (devlin2018bert) and PDF residue ("(cid:173");
+* a unit glued to a number is trimmed from the start ("K preference pairs" in "200K preference pairs").
 
 `kg.extract.papers` makes the last check against the abstract as given: a mention whose text
 differs from the masked text it was found in (markup inside it) is dropped.
@@ -51,6 +52,9 @@ def tidy(doc: Doc, start: int, end: int, text: str) -> tuple[int, int] | None:
         if doc[end - 1].text == ")" and any(t.text == "(" for t in doc[start : end - 1]):
             break  # "(SLAM)" closes what the span opened
         end -= 1
+    # A unit glued to its number starts no name: "200K preference pairs", "24GB" (spaCy splits "200K").
+    while start < end and _glued_before(doc, start) and doc[start - 1].like_num and doc[start].is_alpha:
+        start += 1
     if start >= end:
         return None
     # "Differential Privacy (DP)": the long form; the acronym is a mention of its own.
@@ -74,12 +78,15 @@ def tidy(doc: Doc, start: int, end: int, text: str) -> tuple[int, int] | None:
             return None
     depth = 0
     for token in doc[start:end]:
-        depth += token.text in "([{"
-        depth -= token.text in ")]}"
-        if depth < 0 or (depth == 0 and token.text in (",", ";")):
-            return None  # an unbalanced bracket or a list: "ODE)-inspired", "activation, enhancing"
+        for char in token.text:  # inside a token too: spaCy keeps "models(LVLMs" and "CNN)-based" whole
+            depth += char in "([{"
+            depth -= char in ")]}"
+            if depth < 0:
+                return None  # an unbalanced bracket: "ODE)-inspired", "CNN)-based models"
+        if depth == 0 and token.text in (",", ";"):
+            return None  # a list: "activation, enhancing"
     if depth:
-        return None
+        return None  # "vision language models(LVLMs", "O(logN"
     text = text[doc[start].idx : doc[end - 1].idx + len(doc[end - 1])]
     if _BROKEN.search(text) or _CITATION_KEY.match(text) or "(cid:" in text:
         return None
