@@ -84,3 +84,14 @@ def test_kg_html_ranks_twice_and_warns_once(out, tmp_path, capsys) -> None:
     spoil(out, "nan")
     assert main(["html", "--graph", str(out), "-o", str(tmp_path / "page.html")]) in (0, None)
     assert capsys.readouterr().err.count("Warning: the embeddings in ") == 1
+
+
+def test_an_empty_embeddings_file_is_warned_of_not_an_interrupt(out, capsys) -> None:
+    """Found by the hostile review of issue 36: a 0-byte embeddings.npy makes np.load raise
+    EOFError, which no check catches: click reads it as Ctrl-D, prints "Aborted." and kg exits
+    130 (for `kg related` and `kg html`), no ranking at all."""
+    (resolve(out).folder / embed.EMBED_FILE).write_bytes(b"")
+    assert main(["related", "a1", "--graph", str(out), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["signals"] == ["concepts", "lexical"]
+    assert captured.err.startswith(f"Warning: the embeddings in {resolve(out).folder} cannot be used: {embed.EMBED_FILE} ")
