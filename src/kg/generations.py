@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kg.errors import OutputError, OutputLocked, UserFileSetAside
-from kg.graph import GRAPH_FILE, content_id
+from kg.graph import GRAPH_FILE, content_id, names_a_folder
 from kg.util.atomic import output_errors
 from kg.util.places import CURRENT, KG_DIR, hold, hold_state, open_folder, refuse_linked_state
 
@@ -68,12 +68,12 @@ class GraphFolder:
 
 
 def resolve(path: str | os.PathLike[str] | GraphFolder) -> GraphFolder:
-    """Where to read the graph named by `path` (a folder, or its graph.json): the generation
+    """Where to read the graph named by `path` (a folder, or its graph.json: `names_a_folder`): the generation
     ``.kg/current`` points at, read once, when ``PATH/graph.json`` is kg's link; else the folder."""
     if isinstance(path, GraphFolder):
         return path
     given = Path(path)
-    if given.is_dir() or not given.suffix:
+    if names_a_folder(given):
         root, graph = given, given / GRAPH_FILE
     else:
         root, graph = given.parent, given
