@@ -170,3 +170,17 @@ def test_a_query_at_the_patterns_limit_does_not_crash_the_engine(sample_dir, cap
     err = capsys.readouterr().err
     assert "crashed" not in err
     assert code in (0, None) or (code == ExitCode.QUERY_FAILED and err == "Error: query stopped after the time limit of 3 s\n")
+
+
+def test_a_typed_literal_is_one_term_and_no_operator() -> None:
+    """Found by the hostile review of issue 36: `"1"^^xsd:integer` counted as two `^` operators
+    (and two terms), so a VALUES block of 600 typed literals was refused as "1,201 operators"."""
+    typed = "PREFIX xsd: <http://www.w3.org/2001/XMLSchema#> SELECT * WHERE { VALUES ?x { " + '"1"^^xsd:integer ' * 600 + "} }"
+    shape = scan(typed)
+    assert (shape.operators, shape.terms) == (1, 600 + 3)  # SELECT's `*`; the literals, ?x, and the PREFIX's name and IRI
+    check_query(typed)
+    assert scan('SELECT * WHERE { ?s ?p "1" ^^ <a:t>, \'2\'^^<a:t> }').terms == 4
+    # `^^` after no string is two inverse-path operators, as each `^` is.
+    assert scan("SELECT * WHERE { ?s " + "^^" * 600 + "<a:p> ?o }").operators == 1 + 1200
+    with pytest.raises(QueryRefused, match=re.escape(OPERATORS)):
+        check_query("SELECT * WHERE { ?s " + "^^" * 600 + "<a:p> ?o }")

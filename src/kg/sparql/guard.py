@@ -78,6 +78,7 @@ SPARQL_TOKEN = re.compile(
     r"""|(?P<name>(?:[A-Za-z_][\w.-]*[\w-]|[A-Za-z_])?:(?:[\w.:%-]*[\w:%-])?)"""  # a prefixed name or blank node label (no trailing `.`)
     r"""|(?P<number>(?<![\w.])(?:\d+\.\d*[eE][+-]?\d+|\d*\.\d+(?:[eE][+-]?\d+)?|\d+(?:[eE][+-]?\d+)?))"""
     r"""|(?P<word>(?<![?$:\w])[A-Za-z]+(?![\w:]))"""
+    r"""|(?P<datatype>\^\^)"""  # `"1"^^xsd:integer`: one typed literal, not two `^` path operators
     r"""|(?P<op>\|\||&&|[-+*/|^!=<>])"""
     r"""|(?P<sep>[;,]|(?<!\d)\.|\.(?!\d))""",  # triple-pattern and list separators (not a decimal's point)
     re.S,
@@ -111,7 +112,7 @@ class QueryShape:
     separators: int = 0  # `.` `;` `,` outside strings, IRIs and comments
     list_items: int = 0  # the most items (terms and groups) directly inside one `( … )`
     groups: int = 0  # bracketed groups `{ }` `( )` `[ ]`
-    terms: int = 0  # TERM_WORDS, variables, IRIs, literals, numbers, prefixed names, blank node labels
+    terms: int = 0  # TERM_WORDS, variables, IRIs, literals (a typed one once), numbers, prefixed names, blank node labels
     collection_items: int = 0  # items of RDF collections `( … )` in triple patterns, summed over the query
     describe_iris: int = 0  # IRIs and prefixed names a DESCRIBE names (its variables cost nothing)
 
@@ -141,7 +142,7 @@ def scan(text: str) -> QueryShape:
     not parse), after codepoint escapes are expanded."""
     text = expand_codepoints(text)
     depth = deepest = operators = clauses = separators = widest = groups = terms = collected = described = 0
-    service = values = describing = False
+    service = values = describing = typed = literal = False
     items: list[int] = []  # per open bracket, outermost first: the terms and groups directly inside it
     kinds: list[str] = []  # per open bracket: "(" a list, "C" an RDF collection, "{" a pattern, "V" a VALUES block, "[" a blank node
     before: list[str] = ["", ""]  # the last two tokens' kinds ("word", "op", "term", "name", "var", "open", …), last first
@@ -187,6 +188,14 @@ def scan(text: str) -> QueryShape:
                 operators += 1
             values = values or word == "VALUES"
             describing = word == "DESCRIBE" or (describing and term)
+        if kind == "datatype":
+            if literal:
+                typed = True
+            else:  # no string before it: two inverse-path `^` (the grammar has no such path, a parser may)
+                operators += 2
+        elif typed and term:  # the datatype IRI of a typed literal: the literal was counted
+            term = typed = False
+        literal = kind == "skip" and match.group()[0] in "'\""
         if term:
             terms += 1
             if items:
