@@ -291,7 +291,7 @@ def test_one_nan_record_of_a_page_costs_only_that_record() -> None:
 
 def test_one_nan_record_of_a_page_on_a_json_lines_line_costs_only_that_record() -> None:
     page = json.dumps({"meta": {"count": 5}, "results": PAGE_RECORDS}).replace('"id": "p2"', '"id": "p2", "year": NaN')
-    write("pages.jsonl", json.dumps({"meta": {}, "results": [{"id": "q", "title": "Another paper", "abstract": "We train a graph network on citation data."}]}) + "\n" + page + "\n")
+    write("pages.jsonl", json.dumps({"meta": {}, "results": [{"id": "q", "title": "Another paper", "abstract": "We train a graph network on citation data."}]}) + "\n \t" + page + "\n")
     corpus = read_corpus(["pages.jsonl"], skip_invalid=True)
     assert [p.id for p in corpus.papers] == ["p0", "p1", "p3", "p4", "q"] and corpus.skipped == ("pages.jsonl:2: not valid JSON: NaN is not a JSON value",)
 

@@ -57,7 +57,8 @@ def read_json_lines(text: str, *, path: str) -> Iterator[RawRecord | MalformedRe
             continue
         except NotJson as error:
             if _lenient_page(line):  # a page saved on one line: only the bad record goes
-                yield from _read_array(line, _results_start(line, 0), path=path, nested=True, first_line=number)
+                start = len(line) - len(line.lstrip(_WHITESPACE))
+                yield from _read_array(line, _results_start(line, start), path=path, nested=True, first_line=number)
             else:
                 yield MalformedRecord(str(error), path=path, line=number)
             continue
