@@ -176,3 +176,64 @@ def test_kg_warnings_are_lines_whatever_the_warning_filters(tmp_path) -> None:
     done = subprocess.run([sys.executable, "-m", "kg", "build", str(source), "-o", str(tmp_path / "new"), "--model", "none", "-q"], capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     assert done.stderr.startswith("Warning: ") and "input/old/ is a kg output folder; its files are not read as input" in done.stderr
+
+
+# Found by the hostile review of issue 36 (item 16): an output folder named as input was read
+# (its store's kg-stamp.json as a paper, an older kg's concepts.jsonl: exit 8); a graph.json of
+# kg's at the root of an input folder was read as a record (exit 8); a subfolder holding the
+# user's papers and a stray graph.json of kg's was skipped whole.
+def old_style_copy(built: Path, folder: Path, names=("papers.jsonl", "graph.json", "entities.jsonl", "concepts.jsonl")) -> Path:
+    import shutil
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        shutil.copyfile(built / name, folder / name)  # plain files, as kg wrote them before generations
+    return folder
+
+
+@pytest.mark.parametrize(("named", "why"), [
+    ("built", "a kg output folder (it holds .kg/current, the link to its build), not a folder of papers"),
+    ("built/graph.oxigraph", "a SPARQL store folder, which the next build replaces whole, not a folder of papers"),
+    ("built/.kg", "a .kg folder, where kg keeps an output folder's builds, not a folder of papers"),
+    ("old", "a kg output folder (it holds a graph.json kg built, and only kg's outputs), not a folder of papers"),
+])
+def test_a_kg_folder_named_as_input_is_refused(tmp_path, capsys, named: str, why: str) -> None:
+    source = write_corpus(tmp_path / "input")
+    build([str(source)], tmp_path / "built", BuildOptions(recognizer=None))
+    old_style_copy(tmp_path / "built", tmp_path / "old")
+    capsys.readouterr()
+    code = main(["build", str(tmp_path / named), "-o", str(tmp_path / "new"), "--model", "none"])
+    assert (code, capsys.readouterr().err) == (ExitCode.UNSUPPORTED_FORMAT, f"Error: {tmp_path / named}: {why}; name the files or folder your papers are in\n")
+    assert not (tmp_path / "new").exists()
+
+
+def test_a_graph_json_of_kgs_among_the_users_papers_is_skipped_alone(tmp_path, capsys) -> None:
+    source = write_corpus(tmp_path / "input")
+    build([str(source)], tmp_path / "built", BuildOptions(recognizer=None))
+    more = [{"id": "b1", "title": "GNNs", "abstract": "We study graph neural networks on molecules and proteins."}]
+    write_corpus(source / "sub", more)
+    (source / "sub" / "papers.jsonl").rename(source / "sub" / "mine.jsonl")
+    old_style_copy(tmp_path / "built", source, ("graph.json",))  # a stray copy at the root
+    old_style_copy(tmp_path / "built", source / "sub", ("graph.json",))  # and beside the papers of a subfolder
+    capsys.readouterr()
+    code = main(["build", str(source), "-o", str(tmp_path / "new"), "--model", "none", "-q"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert "input/graph.json is a graph kg built; not read as input" in err
+    assert "input/sub/graph.json is a graph kg built; not read as input" in err
+    assert "is a kg output folder" not in err
+    assert sorted(n for n, data in load(tmp_path / "new").nodes(data=True) if data.get("kind") == "paper")[-1].endswith("b1")
+    assert sum(1 for _, data in load(tmp_path / "new").nodes(data=True) if data.get("kind") == "paper") == 3
+
+
+def test_a_store_copied_into_an_input_folder_is_skipped_with_a_warning(tmp_path, capsys) -> None:
+    import shutil
+
+    source = write_corpus(tmp_path / "input")
+    build([str(source)], tmp_path / "built", BuildOptions(recognizer=None))
+    shutil.copytree(tmp_path / "built" / "graph.oxigraph", source / "store")
+    capsys.readouterr()
+    code = main(["build", str(source), "-o", str(tmp_path / "new"), "--model", "none", "-q"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert "input/store/ is a SPARQL store kg wrote; its files are not read as input" in err

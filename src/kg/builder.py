@@ -25,7 +25,7 @@ from kg.ingest import PROGRESS_STAGE, read_corpus
 from kg.model import DEFAULT_RECOGNIZER, Paper, Progress
 from kg.util.atomic import atomic_open, check_output_dir, make_output_dir
 from kg.util.memory import release_memory
-from kg.util.places import refuse_cache_as_output, refuse_linked_state
+from kg.util.places import refuse_cache_as_output, refuse_linked_state, same
 from kg.util.stages import StageClock
 
 if TYPE_CHECKING:
@@ -76,9 +76,8 @@ def check_not_an_input(out: Path, inputs: Sequence[str]) -> None:
     """Refuse to build into a folder given as input: its outputs would sit among the papers
     (and an input named like an output, papers.jsonl, would have to make way). A folder inside
     an input folder is fine: reading skips kg output folders (`kg.ingest.sources`)."""
-    target = os.path.realpath(out)
     for name in inputs:
-        if name != "-" and os.path.isdir(name) and os.path.realpath(name) == target:
+        if name != "-" and os.path.isdir(name) and same(name, out):
             raise OutputError(f"cannot write {out}: it is the input folder {name}; build into another folder (e.g. {Path(name) / 'out'})")
 
 
@@ -180,7 +179,7 @@ def _check_before_writing(out: Path, inputs: Sequence[str], options: BuildOption
     refuse_cache_as_output(out, location.path, location.why)  # with --no-cache too: the folder is the cache's all the same
     cache = None if options.no_cache else location
     if cache is not None:
-        check_cache_dir(cache)  # so does a cache folder that cannot be written, or one inside a build
+        check_cache_dir(cache, out=out)  # so does a cache folder that cannot be written, or one inside a build (this one's too, made or not)
     if options.embed:
         from kg.related_work.embed import check_available
 

@@ -41,11 +41,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kg.errors import OutputError, OutputLocked, UserFileSetAside
-from kg.graph import GRAPH_FILE, content_id
+from kg.graph import GRAPH_FILE, content_id, names_a_folder
 from kg.util.atomic import output_errors
-from kg.util.places import KG_DIR, refuse_linked_state
+from kg.util.places import CURRENT, KG_DIR, hold, hold_state, open_folder, refuse_linked_state
 
-CURRENT = "current"
 LOCK = "lock"
 _GEN, _BUILD = "gen-", "build-"
 # atomic_open's temporary names: ".NAME.<pid>-<random>.tmp"; older kg wrote ".NAME.<random>.tmp".
@@ -69,12 +68,12 @@ class GraphFolder:
 
 
 def resolve(path: str | os.PathLike[str] | GraphFolder) -> GraphFolder:
-    """Where to read the graph named by `path` (a folder, or its graph.json): the generation
+    """Where to read the graph named by `path` (a folder, or its graph.json: `names_a_folder`): the generation
     ``.kg/current`` points at, read once, when ``PATH/graph.json`` is kg's link; else the folder."""
     if isinstance(path, GraphFolder):
         return path
     given = Path(path)
-    if given.is_dir() or not given.suffix:
+    if names_a_folder(given):
         root, graph = given, given / GRAPH_FILE
     else:
         root, graph = given.parent, given
@@ -144,9 +143,11 @@ class OutputLock:
             return
         refuse_linked_state(self.out)
         with output_errors(self.out):
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            refuse_linked_state(self.out)  # made just now by another process, as a link
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0), 0o666)
+            self.out.mkdir(parents=True, exist_ok=True)
+            # .kg opened without following a link, even one made by another process just now
+            with hold(self.out, create=True) as (_, state):
+                assert state is not None  # made if missing
+                fd = os.open(LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0), 0o666, dir_fd=state.fd)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as error:
@@ -170,16 +171,8 @@ class OutputLock:
 
 
 # -- writing a generation --------------------------------------------------------------------
-
-
-def _fsync_dir(path: Path) -> None:
-    """Make renames in `path` durable (a power cut after the switch must not undo it)."""
-    with contextlib.suppress(OSError):
-        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+# Whatever kg removes or renames in OUT and OUT/.kg it does by name in the folders it opened
+# (`kg.util.places.hold`): a .kg swapped for a link after the checks leads nowhere.
 
 
 def _alive(pid: int) -> bool:
@@ -192,154 +185,159 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _symlink_over(target: str, link: Path, staging: Path) -> None:
-    """Point `link` at `target` atomically: a new link made in `staging`, renamed over `link`."""
-    tmp = staging / f"link-{os.getpid()}-{secrets.token_hex(4)}.tmp"
-    os.symlink(target, tmp)
-    try:
-        os.replace(tmp, link)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
 def clean_stale(out: Path, names: Iterable[str]) -> list[Path]:
     """Remove what killed builds left (call under the lock): ``build-…`` folders and temporary
     links in ``.kg/``, and beside the links the temporary files of `names` (and any other
     ``.NAME.<pid>-….tmp``) whose writing process is gone. Returns what was removed."""
     removed: list[Path] = []
-    state = refuse_linked_state(out)  # entries of another folder are never removed through a link
-    current = state / CURRENT
-    if current.is_dir() and not current.is_symlink():  # a copy that followed the link: adopt it
-        adopted = state / f"{_GEN}adopted-{secrets.token_hex(4)}"
-        os.rename(current, adopted)
-        _symlink_over(adopted.name, current, state)
-    for entry in state.iterdir() if state.is_dir() else ():
-        if entry.name.startswith(_BUILD) or entry.name.endswith(".tmp"):
-            _remove(entry)
-            removed.append(entry)
-    known = set(names)
-    for entry in out.iterdir():
-        store_temp = _STORE_TEMP.match(entry.name)
-        if store_temp is not None and entry.is_dir() and not entry.is_symlink() and not _alive(int(store_temp.group("pid"))):
-            _remove(entry)  # a store folder a killed build was making or swapping out
-            removed.append(entry)
-            continue
-        match = _TEMP.match(entry.name)
-        if match is None or not entry.is_file() or entry.is_symlink():
-            continue
-        pid = match.group("pid")
-        if (pid is not None and not _alive(int(pid))) or (pid is None and match.group("name") in known):
-            _remove(entry)
-            removed.append(entry)
+    refuse_linked_state(out)
+    with output_errors(out), hold(out) as (folder, state):  # entries of another folder are never removed through a link
+        if state is not None:
+            if state.is_dir(CURRENT):  # a copy that followed the link: adopt it
+                adopted = f"{_GEN}adopted-{secrets.token_hex(4)}"
+                state.rename(CURRENT, adopted)
+                state.symlink_over(adopted, CURRENT)
+            for name in state.names():
+                if name.startswith(_BUILD) or name.endswith(".tmp"):
+                    state.remove(name)
+                    removed.append(state.path / name)
+        known = set(names)
+        for name in folder.names():
+            store_temp = _STORE_TEMP.match(name)
+            if store_temp is not None and folder.is_dir(name) and not _alive(int(store_temp.group("pid"))):
+                folder.remove(name)  # a store folder a killed build was making or swapping out
+                removed.append(folder.path / name)
+                continue
+            match = _TEMP.match(name)
+            if match is None or not folder.is_file(name):
+                continue
+            pid = match.group("pid")
+            if (pid is not None and not _alive(int(pid))) or (pid is None and match.group("name") in known):
+                folder.remove(name)
+                removed.append(folder.path / name)
     return removed
-
-
-def _remove(path: Path) -> None:
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path, ignore_errors=True)
-    else:
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
 
 
 class Generation:
     """A build being written into ``out/.kg/build-…``; `publish` makes it the current one.
-    Use as a context manager: leaving it without `publish` (an error, Ctrl-C) removes the folder."""
+    Use as a context manager: leaving it without `publish` (an error, Ctrl-C) removes the folder.
+    ``out`` and ``out/.kg`` are held open from here to the end (`kg.util.places.Held`)."""
 
     def __init__(self, out: str | os.PathLike[str]) -> None:
         self.out = Path(out)
         self.state = refuse_linked_state(self.out)
+        self._build = f"{_BUILD}{os.getpid()}-{secrets.token_hex(4)}"
         with output_errors(self.out):
-            self.state.mkdir(parents=True, exist_ok=True)
-            self.folder = self.state / f"{_BUILD}{os.getpid()}-{secrets.token_hex(4)}"
-            self.folder.mkdir()
+            self.out.mkdir(parents=True, exist_ok=True)
+            self._out = open_folder(self.out)
+            try:
+                held = hold_state(self._out, create=True)
+                assert held is not None  # made if missing
+                self._state = held
+                try:
+                    held.mkdir(self._build)
+                except BaseException:
+                    held.close()
+                    raise
+            except BaseException:
+                self._out.close()
+                raise
+        self.folder = self.state / self._build
         self.name: str | None = None
 
     def __enter__(self) -> Generation:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.name is None:
-            shutil.rmtree(self.folder, ignore_errors=True)
+        try:
+            if self.name is None:
+                self._state.remove(self._build)
+        finally:
+            self._state.close()
+            self._out.close()
 
     def publish(self) -> str:
         """Rename the folder ``gen-<id>``, link every output name, switch ``current`` to it,
         remove older generations. Returns the generation's name."""
-        # Dot files are the generation's own (e.g. graph.ttl's fragment index): never linked.
-        refuse_linked_state(self.out)  # older generations are removed below: only kg's own
-        names = sorted(n for n in os.listdir(self.folder) if not n.startswith("."))
+        state, out = self._state, self._out
+        with output_errors(self.out):
+            build = state.child(self._build)
+            try:
+                # Dot files are the generation's own (e.g. graph.ttl's fragment index): never linked.
+                names = sorted(n for n in build.names() if not n.startswith("."))
+                build.fsync()
+            finally:
+                build.close()
         for n in names:
-            if (self.out / n).is_dir():
+            if out.is_dir(n, follow=True):
                 raise OutputError(f"cannot write {self.out / n}: it is a folder")
         with output_errors(self.out):
-            _fsync_dir(self.folder)
             stem = f"{_GEN}{(content_id(self.folder) or secrets.token_hex(8))[:16]}"
             name, suffix = stem, 1
-            while (self.state / name).exists():
+            while state.exists(name):
                 suffix += 1
                 name = f"{stem}-{suffix}"
-            os.rename(self.folder, self.state / name)
+            state.rename(self._build, name)
             self.folder, self.name = self.state / name, name
-            _fsync_dir(self.state)
+            state.fsync()
             self._link_names(names)
-            previous = current_generation(self.out)
-            _symlink_over(name, self.state / CURRENT, self.state)
-            _fsync_dir(self.state)
-        for entry in self.state.iterdir():
-            if entry.name.startswith(_GEN) and entry.name not in (name, previous):
-                _remove(entry)
+            previous = state.readlink(CURRENT)
+            state.symlink_over(name, CURRENT)
+            state.fsync()
+        for entry in state.names():
+            if entry.startswith(_GEN) and entry not in (name, previous):
+                state.remove(entry)
         return name
 
     def _link_names(self, names: list[str]) -> None:
         """Make every output name the link through ``current`` before the switch, showing
         readers the same build they saw until now."""
-        plain = [n for n in names if (self.out / n).exists() and not self._is_link(n)]
-        if plain and current_generation(self.out) is None and content_id(self.out) is not None:
+        plain = [n for n in names if self._out.exists(n) and not self._is_link(n)]
+        if plain and self._state.readlink(CURRENT) is None and content_id(self.out) is not None:
             self._adopt(plain)  # an older kg's output folder (a plain graph.json of kg's): its files become the first generation
         elif plain:
             for n in plain:  # a file kg did not write: renamed, never deleted
                 self._set_aside(n)
         for n in names:
             if not self._is_link(n):
-                _symlink_over(f"{KG_DIR}/{CURRENT}/{n}", self.out / n, self.state)
+                self._state.symlink_over(f"{KG_DIR}/{CURRENT}/{n}", n, into=self._out)
 
     def _is_link(self, name: str) -> bool:
-        try:
-            return os.readlink(self.out / name) == f"{KG_DIR}/{CURRENT}/{name}"
-        except OSError:
-            return False
+        return self._out.readlink(name) == f"{KG_DIR}/{CURRENT}/{name}"
 
     def _set_aside(self, name: str) -> None:
         stamp = time.strftime("%Y%m%dT%H%M%S")
-        aside = self.out / f"{name}.user-{stamp}"
+        aside = f"{name}.user-{stamp}"
         n = 1
-        while aside.exists() or aside.is_symlink():
+        while self._out.exists(aside):
             n += 1
-            aside = self.out / f"{name}.user-{stamp}-{n}"
-        os.rename(self.out / name, aside)
-        warnings.warn(f"{self.out / name} was not written by kg; renamed it {aside.name} so the build's {name} can take its place", UserFileSetAside, stacklevel=4)
+            aside = f"{name}.user-{stamp}-{n}"
+        self._out.rename(name, aside)
+        warnings.warn(f"{self.out / name} was not written by kg; renamed it {aside} so the build's {name} can take its place", UserFileSetAside, stacklevel=4)
 
     def _adopt(self, plain: list[str]) -> None:
-        legacy = self.state / f"{_BUILD}legacy-{os.getpid()}-{secrets.token_hex(4)}"
-        legacy.mkdir()
-        for n in plain:
-            try:
-                os.link(self.out / n, legacy / n)  # same inode: nothing copied, nothing changes
-            except OSError:
-                shutil.copy2(self.out / n, legacy / n)
-        stem = f"{_GEN}{(content_id(legacy) or 'legacy')[:16]}"
-        name = stem if not (self.state / stem).exists() else f"{stem}-legacy-{secrets.token_hex(2)}"
-        os.rename(legacy, self.state / name)
-        _symlink_over(name, self.state / CURRENT, self.state)
-        _fsync_dir(self.state)
+        legacy_name = f"{_BUILD}legacy-{os.getpid()}-{secrets.token_hex(4)}"
+        self._state.mkdir(legacy_name)
+        legacy = self._state.child(legacy_name)
+        try:
+            for n in plain:
+                try:  # same inode: nothing copied, nothing changes
+                    os.link(n, n, src_dir_fd=self._out.fd, dst_dir_fd=legacy.fd, follow_symlinks=False)
+                except OSError:
+                    shutil.copy2(self.out / n, self.state / legacy_name / n)
+        finally:
+            legacy.close()
+        stem = f"{_GEN}{(content_id(self.state / legacy_name) or 'legacy')[:16]}"
+        name = stem if not self._state.exists(stem) else f"{stem}-legacy-{secrets.token_hex(2)}"
+        self._state.rename(legacy_name, name)
+        self._state.symlink_over(name, CURRENT)
+        self._state.fsync()
 
 
 def unlink_missing(out: str | os.PathLike[str], names: Iterable[str]) -> None:
     """Remove output links (through ``current``) whose file the current generation lacks."""
-    for name in names:
-        link = Path(out) / name
-        with contextlib.suppress(OSError):
-            if os.readlink(link) == f"{KG_DIR}/{CURRENT}/{name}" and not link.exists():
-                link.unlink()
+    with contextlib.suppress(OSError), hold(out) as (folder, _):
+        for name in names:
+            if folder.readlink(name) == f"{KG_DIR}/{CURRENT}/{name}" and not (Path(out) / name).exists():
+                with contextlib.suppress(OSError):
+                    os.unlink(name, dir_fd=folder.fd)

@@ -259,12 +259,19 @@ def loaded_from(graph: nx.DiGraph[str]) -> Path | None:
     return _LOADED_FROM.get(graph)
 
 
+def names_a_folder(path: Path) -> bool:
+    """Whether `path`, given as a graph, names its folder rather than its graph.json: a folder,
+    or a path that is no file and does not end in .json (a folder not built yet, dotted or not:
+    ``out.v2``, ``graphs/2024.01``)."""
+    return path.is_dir() or not (path.is_file() or path.suffix.lower() == ".json")
+
+
 def load(directory: str | os.PathLike[str] = "out") -> nx.DiGraph[str]:
     """Load a graph written by `kg build` from `directory` (or a path to graph.json). A path
-    that does not exist and has no extension is a folder not built yet, as `kg.generations.resolve`
-    reads it: the error names its graph.json, and the build that makes it."""
+    that `names_a_folder` is a folder, as `kg.generations.resolve` reads it: when not built yet,
+    the error names its graph.json, and the build that makes it."""
     path = Path(directory)
-    if path.is_dir() or (not path.suffix and not path.exists()):
+    if names_a_folder(path):
         path = path / GRAPH_FILE
     out = _output_folder(path)
     if not path.is_file():

@@ -53,6 +53,18 @@ def test_a_graph_folder_not_built_yet_is_named_in_the_build_suggested(tmp_path: 
     assert capsys.readouterr().err == f"Error: no graph at {other}; run `kg build INPUT… -o {tmp_path}` first\n"
 
 
+@pytest.mark.parametrize("command", [["serve", "--port", "0"], ["html"], ["export"], ["related", "x"], ["sparql", "ASK {}"]])
+@pytest.mark.parametrize("name", ["out.v2", "graphs/2024.01"])
+def test_a_dotted_graph_folder_not_built_yet_is_named_in_the_build_suggested(tmp_path: Path, capsys, name: str, command: list[str]) -> None:
+    """Found by the hostile review of issue 36: a folder with a dot in its name was read as a file,
+    and the build suggested was into its parent (`-o .`, `-o graphs`)."""
+    missing = tmp_path / name
+    assert main([*command, "--graph", str(missing)]) == ExitCode.GRAPH_NOT_FOUND
+    err = capsys.readouterr().err
+    assert f"run `kg build INPUT… -o {missing}` first" in err
+    assert err == f"Error: no graph at {missing / 'graph.json'}; run `kg build INPUT… -o {missing}` first\n"
+
+
 def test_invalid_record(tmp_path: Path, monkeypatch, capsys) -> None:
     monkeypatch.chdir(tmp_path)
     Path("bad.jsonl").write_text("{not json}\n", encoding="utf-8")

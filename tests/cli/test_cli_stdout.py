@@ -171,3 +171,39 @@ def test_short_outputs_go_through_the_checked_writer_too(private_cache, monkeypa
     monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(sink, encoding="utf-8", newline="\n"))
     assert main(args) == 0
     assert bytes(sink.data) == whole and sink.calls > 5
+
+
+# Found by the hostile review of issue 36: a standard output closed (`>&-`: Python's sys.stdout is
+# None) was an AttributeError traceback, exit 1, and one open only for reading (`1</dev/null`) an
+# OSError [Errno 9] traceback; a whole `kg build` ran and published, then ended in the traceback.
+STDOUT = {
+    "closed": (">&-", "standard output is closed"),
+    "read-only": ("1</dev/null", "standard output is not open for writing"),
+}
+
+
+def run_redirected(args: list[str], redirect: str) -> subprocess.CompletedProcess[str]:
+    command = " ".join([sys.executable, "-m", "kg", *args]) + f" {redirect}"
+    return subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize(("redirect", "reason"), STDOUT.values(), ids=STDOUT.keys())
+@pytest.mark.parametrize("args", [["--version"], ["cache", "info"]], ids=["version", "cache info"])
+def test_a_standard_output_that_cannot_be_written_is_no_traceback(private_cache, redirect: str, reason: str, args: list[str]) -> None:
+    done = run_redirected(args, redirect)
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.returncode in (ExitCode.OK, ExitCode.OUTPUT_ERROR), done.stderr
+    assert (done.returncode, done.stderr) == (ExitCode.OUTPUT_ERROR, f"Error: cannot write the output: {reason}\n")
+
+
+@pytest.mark.parametrize(("redirect", "reason"), [*STDOUT.values(), (">/dev/full", "No space left on device")], ids=[*STDOUT, "full"])
+def test_a_build_whose_summary_cannot_be_written_says_it_was_built(seeds, tmp_path, redirect: str, reason: str) -> None:
+    out = tmp_path / "out"
+    done = run_redirected(["build", str(seeds), "-o", str(out), "--no-cache", "--model", "none"], redirect)
+    assert (done.returncode, done.stderr) == (ExitCode.OUTPUT_ERROR, f"Error: built {out}/, but cannot write the summary: {reason}\n")
+    assert (out / "graph.json").is_file()
+
+
+def test_a_quiet_command_with_a_closed_standard_output_writes_nothing_and_succeeds(seeds, tmp_path) -> None:
+    done = run_redirected(["build", str(seeds), "-o", str(tmp_path / "out"), "--no-cache", "--model", "none", "-q"], ">&-")
+    assert (done.returncode, done.stderr) == (ExitCode.OK, "")

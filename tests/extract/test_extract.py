@@ -166,6 +166,27 @@ def test_kg_extract_cli_jsonl_and_table(capsys):
     assert "KAN-AD" in table and "proposed" in table and "(title)" in table
 
 
+@pytest.mark.parametrize("bad", [1, 23])
+def test_kg_extract_says_how_many_records_it_skipped_and_where(capsys, tmp_path, private_cache, bad: int):
+    """Found by the hostile review of issue 36: kg extract --skip-invalid never said it had
+    skipped anything (kg build's summary does)."""
+    import json
+
+    from kg.cli import main
+
+    good = {"id": "g", "title": "KAN-AD", "abstract": "We propose KAN-AD for time series anomaly detection."}
+    lines = [json.dumps(good)] + [f'{{"id": "b{i}", "title": "T", "abstract": ""}}' for i in range(bad)]
+    (tmp_path / "p.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert main(["extract", str(tmp_path / "p.jsonl"), "--skip-invalid", "--model", "none"]) == 0
+    captured = capsys.readouterr()
+    assert [json.loads(line)["id"] for line in captured.out.splitlines()] == ["g"]
+    err = captured.err.splitlines()
+    assert err[0] == ("Warning: skipped 1 invalid record:" if bad == 1 else f"Warning: skipped {bad} invalid records:")
+    assert err[1].startswith(f"  {tmp_path / 'p.jsonl'}:2: ")
+    assert len(err) == 1 + min(bad, 20) + (bad > 20)
+    assert bad <= 20 or err[-1] == f"  … and {bad - 20} more"
+
+
 def test_two_processes_give_the_same_results(nlp):
     # Docs cross process boundaries serialised: every extension value must be plain data.
     papers = [Paper(id=f"p{i}", title="", abstract=TEXT if i % 2 else "We use BERT (Devlin) on GLUE.") for i in range(4)]

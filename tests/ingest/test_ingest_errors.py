@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 
 import pytest
 
@@ -263,6 +264,42 @@ def test_a_number_json_has_not_in_a_json_array_is_one_skippable_record() -> None
         read_corpus(["a.json"])
     corpus = read_corpus(["a.json"], skip_invalid=True)
     assert [p.id for p in corpus.papers] == ["a", "c"] and corpus.skipped == ("a.json:3: not valid JSON: NaN is not a JSON value",)
+
+
+PAGE_RECORDS = [{"id": f"p{i}", "title": f"Paper number {i} on topic {i * 7}", "abstract": f"We propose method{i}, a transformer trained on ImageNet with {i} layers."} for i in range(5)]
+
+
+def _records_with_nan() -> str:
+    body = ",\n".join(json.dumps(r) for r in PAGE_RECORDS)
+    return body.replace('"id": "p2"', '"id": "p2", "score": NaN')
+
+
+def test_one_nan_record_of_a_page_costs_only_that_record() -> None:
+    """Found by the hostile review of issue 36: a page ({"meta": …, "results": [...]}) with one
+    NaN record was refused whole, at line 1, and --skip-invalid dropped its good records with it,
+    where an array of the same records lost only the bad one."""
+    write("page.json", '{"meta": {"count": 5},\n "results": [\n' + _records_with_nan() + "\n]}\n")
+    write("array.json", "[\n" + _records_with_nan() + "\n]\n")
+    array = read_corpus(["array.json"], skip_invalid=True)
+    assert [p.id for p in array.papers] == ["p0", "p1", "p3", "p4"] and array.skipped == ("array.json:4: not valid JSON: NaN is not a JSON value",)
+    page = read_corpus(["page.json"], skip_invalid=True)
+    assert [p.id for p in page.papers] == ["p0", "p1", "p3", "p4"]
+    assert page.skipped == ("page.json:5: not valid JSON: NaN is not a JSON value",)
+    with pytest.raises(MalformedRecord, match=r"^page\.json:5: not valid JSON: NaN is not a JSON value$"):
+        read_corpus(["page.json"])
+
+
+def test_one_nan_record_of_a_page_on_a_json_lines_line_costs_only_that_record() -> None:
+    page = json.dumps({"meta": {"count": 5}, "results": PAGE_RECORDS}).replace('"id": "p2"', '"id": "p2", "year": NaN')
+    write("pages.jsonl", json.dumps({"meta": {}, "results": [{"id": "q", "title": "Another paper", "abstract": "We train a graph network on citation data."}]}) + "\n \t" + page + "\n")
+    corpus = read_corpus(["pages.jsonl"], skip_invalid=True)
+    assert [p.id for p in corpus.papers] == ["p0", "p1", "p3", "p4", "q"] and corpus.skipped == ("pages.jsonl:2: not valid JSON: NaN is not a JSON value",)
+
+
+def test_a_number_json_has_not_in_a_pages_meta_costs_nothing() -> None:
+    """kg reads a page's results only; its meta may say what it likes."""
+    write("page.json", '{"meta": {"score": Infinity},\n "results": [\n' + ",\n".join(json.dumps(r) for r in PAGE_RECORDS) + "\n]}\n")
+    assert [p.id for p in read_corpus(["page.json"]).papers] == ["p0", "p1", "p2", "p3", "p4"]
 
 
 def test_a_string_that_reads_nan_is_still_text() -> None:

@@ -57,11 +57,20 @@ def spoil(out: Path, how: str) -> str:
     if how == "truncated":
         path.write_bytes(path.read_bytes()[:200])
         return f"{embed.EMBED_FILE} is damaged ("
+    if how == "empty":  # np.load raises EOFError: click read it as Ctrl-D ("Aborted.", exit 130)
+        path.write_bytes(b"")
+        return f"{embed.EMBED_FILE} is damaged (No data left in file)"
+    if how == "bad header":
+        path.write_bytes(b"\x93NUMPY\x01\x00\x10\x00{'descr': ?}     \n")
+        return f"{embed.EMBED_FILE} is damaged ("
+    if how == "pickled":
+        np.save(path, np.array([{"a": 1}], dtype=object), allow_pickle=True)
+        return f"{embed.EMBED_FILE} is damaged ("
     np.save(path, matrix[:, :100])
     return f"{embed.EMBED_FILE} holds float32 of shape (3, 100), not 3 vectors of {embed.DIMENSIONS} float32"
 
 
-@pytest.mark.parametrize("how", ["nan", "infinite", "truncated", "shape"])
+@pytest.mark.parametrize("how", ["nan", "infinite", "truncated", "shape", "empty", "bad header", "pickled"])
 def test_kg_related_warns_once_and_ranks_without_them(out, capsys, how: str) -> None:
     reason = spoil(out, how)
     assert main(["related", "a1", "--graph", str(out), "--json"]) == 0
@@ -80,7 +89,19 @@ def test_the_library_warns_once_per_folder(out) -> None:
     assert len(caught) == 1 and first.signals == second.signals == ("concepts", "lexical")
 
 
-def test_kg_html_ranks_twice_and_warns_once(out, tmp_path, capsys) -> None:
-    spoil(out, "nan")
+@pytest.mark.parametrize("how", ["nan", "empty", "bad header"])
+def test_kg_html_ranks_twice_and_warns_once(out, tmp_path, capsys, how: str) -> None:
+    spoil(out, how)
     assert main(["html", "--graph", str(out), "-o", str(tmp_path / "page.html")]) in (0, None)
     assert capsys.readouterr().err.count("Warning: the embeddings in ") == 1
+
+
+def test_an_empty_embeddings_file_is_warned_of_not_an_interrupt(out, capsys) -> None:
+    """Found by the hostile review of issue 36: a 0-byte embeddings.npy makes np.load raise
+    EOFError, which no check catches: click reads it as Ctrl-D, prints "Aborted." and kg exits
+    130 (for `kg related` and `kg html`), no ranking at all."""
+    (resolve(out).folder / embed.EMBED_FILE).write_bytes(b"")
+    assert main(["related", "a1", "--graph", str(out), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["signals"] == ["concepts", "lexical"]
+    assert captured.err.startswith(f"Warning: the embeddings in {resolve(out).folder} cannot be used: {embed.EMBED_FILE} ")

@@ -100,3 +100,43 @@ def test_a_query_that_mentions_update_words_is_a_query(query: str) -> None:
     with pytest.raises(UpdateRefused):
         check_query("WITH <urn:g> DELETE { ?s ?p ?o } WHERE { ?s ?p ?o }")
 
+
+
+def raw_request(url: str, request: bytes) -> tuple[int, str]:
+    """`request` sent as written (urllib sends one Host, and an origin-form target)."""
+    import socket
+
+    parts = urllib.parse.urlsplit(url)
+    with socket.create_connection((parts.hostname, parts.port), timeout=30) as sock:
+        sock.sendall(request)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    return int(head.split()[1]), body.decode("utf-8")
+
+
+def test_two_host_headers_are_refused(server) -> None:
+    """Found by the hostile review of issue 36: `Host: localhost` then `Host: evil.example` was
+    answered 200 (only the first was read; a proxy in front may read the other)."""
+    url, lines = server
+    target = "/sparql?" + urllib.parse.urlencode({"query": ASK})
+    for first, second in [("localhost", "evil.example"), ("localhost", "localhost")]:
+        request = f"GET {target} HTTP/1.1\r\nHost: {first}\r\nHost: {second}\r\nConnection: close\r\n\r\n".encode()
+        assert raw_request(url, request) == (400, "2 Host headers; a request has one\n")
+    assert lines[-1].endswith("400 2 Host headers; a request has one")
+
+
+@pytest.mark.parametrize(("authority", "status"), [("evil.example:18878", 403), ("127.0.0.1:1", 200), ("user@evil.example", 403), ("kg.internal", 200)])
+def test_an_absolute_form_target_naming_another_host_is_refused(server, authority: str, status: int) -> None:
+    """Found by the hostile review of issue 36: `GET http://evil.example:18878/sparql?…` with
+    `Host: localhost` was answered 200; the target's host is the request's (RFC 9112)."""
+    url, _ = server
+    target = f"http://{authority}/sparql?" + urllib.parse.urlencode({"query": ASK})
+    for method, body in [("GET", b""), ("POST", ASK.encode())]:
+        extra = f"Content-Type: application/sparql-query\r\nContent-Length: {len(body)}\r\n" if body else ""
+        request = f"{method} {target if method == 'GET' else target.split('?')[0]} HTTP/1.1\r\nHost: localhost\r\n{extra}Connection: close\r\n\r\n".encode() + body
+        answer = raw_request(url, request)
+        assert answer[0] == status, answer
+        if status == 403:
+            assert answer[1] == "host 'evil.example' is not a name of this server (a web page may have pointed it here); allow the name when starting the server to answer it\n"

@@ -108,3 +108,21 @@ def test_variables_rank_by_first_appearance_outside_strings_iris_and_comments() 
     assert first_appearances(query) == {"b": 0, "a": 1, "c": 2, "e": 3}
     assert star_order(query, ["c", "a", "b", "zz"]) == ("b", "a", "c", "zz")  # a name the text lacks goes last
     assert explicit_projection(query, ["b", "a"]).startswith("SELECT ?b ?a WHERE {")
+
+
+# Found by the hostile review of issue 36: rdflib left out the variable of a trailing VALUES
+# (`SELECT * … VALUES ?z { 1 }` gave s, p, o; Oxigraph s, p, o, z).
+TRAILING_VALUES = {
+    "trailing VALUES": ("SELECT * WHERE { ?s ?p ?o } VALUES ?z { 1 }", ("s", "p", "o", "z")),
+    "with ORDER BY and LIMIT": ("SELECT * WHERE { ?s ?p ?o } ORDER BY ?s LIMIT 100000 VALUES (?z ?w) { (1 2) }", ("s", "p", "o", "z", "w")),  # every row: ties in ?s fall either way
+    "DISTINCT": ("SELECT DISTINCT * WHERE { ?s ?p ?o } VALUES ?s { <http://example.org/none> }", ("s", "p", "o")),
+    "no rows": ("SELECT * WHERE { ?s ?p ?o } VALUES ?z { }", ("s", "p", "o", "z")),
+}
+
+
+@pytest.mark.parametrize(("query", "columns"), TRAILING_VALUES.values(), ids=TRAILING_VALUES.keys())
+def test_select_star_has_the_same_columns_on_both_backends(sparql_backends, query: str, columns: tuple) -> None:
+    results = {name: backend.query(query) for name, backend in sparql_backends.items()}
+    assert {name: result.variables for name, result in results.items()} == dict.fromkeys(sparql_backends, columns)
+    rdflib, oxigraph = results["rdflib"], results["oxigraph"]
+    assert sorted(map(repr, rdflib.rows)) == sorted(map(repr, oxigraph.rows))

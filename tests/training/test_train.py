@@ -4,6 +4,7 @@ and eval; bad gold and folders that are no model get one clear line and their ex
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -118,3 +119,87 @@ def test_an_output_that_is_a_file_is_one_clear_error(tmp_path, capsys):
     with pytest.raises(OutputError, match="exists and is not a folder$"):
         train(gather([str(GOLD)], dev=[str(GOLD)]), target, max_steps=2)
     assert target.read_text() == "not a folder"
+
+
+# -- where the model may go: `kg train -o` replaces only a model it wrote (hostile review of issue 36:
+# it removed whatever folder it was given, `shutil.rmtree`: `-o .` emptied the folder kg ran in,
+# `-o OUT` of a build deleted the build, `-o` the cache folder deleted extract.sqlite) ----------
+
+
+def train_into(out: str, gold: Path = GOLD) -> int | None:
+    return main(["train", str(gold), "--dev", str(gold), "-o", out, "--max-steps", "2", "-q"])
+
+
+def test_train_into_the_working_folder_deletes_nothing_of_the_users(tmp_path, monkeypatch, capsys) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    gold = Path(shutil.copy(GOLD, work / "gold.jsonl"))
+    (work / "thesis.tex").write_text("months of work\n", encoding="utf-8")
+    monkeypatch.chdir(work)
+    assert train_into(".", gold) == ExitCode.OUTPUT_ERROR
+    assert {"gold.jsonl", "thesis.tex"} <= {p.name for p in work.iterdir()}
+    assert (work / "thesis.tex").read_text(encoding="utf-8") == "months of work\n"
+    assert capsys.readouterr().err == (
+        "Error: cannot write .: it holds files and is no model kg train wrote (no meta.json of one), so they would be lost; "
+        "name a new or empty folder, or a model folder kg train wrote\n"
+    )
+
+
+def test_train_into_an_empty_working_folder_writes_the_model_there(tmp_path, monkeypatch) -> None:
+    work = tmp_path / "model"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    assert train_into(".") == 0
+    assert (work / "meta.json").is_file() and (work / "ner").is_dir() and Path.cwd() == work  # the same folder, not a new one
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]  # nothing left beside it
+
+
+def test_train_into_a_build_output_folder_leaves_the_build(tmp_path, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    source = tmp_path / "papers.jsonl"
+    source.write_text(json.dumps({"id": "a1", "title": "T", "abstract": "We propose the Transformer and train it on WMT."}) + "\n", encoding="utf-8")
+    out = tmp_path / "out"
+    assert main(["build", str(source), "-o", str(out), "--no-cache"]) in (0, None)
+    (out / "notes.txt").write_text("mine\n", encoding="utf-8")
+    assert train_into(str(out)) == ExitCode.OUTPUT_ERROR
+    assert (out / "graph.json").is_file() and (out / "notes.txt").is_file()
+    assert capsys.readouterr().err.startswith(f"Error: cannot write {out}: it is the output folder of a kg build; name a new")
+    for inside in (".kg", ".kg/current", "graph.oxigraph"):
+        assert train_into(str(out / inside)) == ExitCode.OUTPUT_ERROR
+        assert "it is inside a " in capsys.readouterr().err
+    assert (out / "graph.json").is_file() and (out / "graph.oxigraph" / "kg-stamp.json").is_file()
+
+
+@pytest.mark.parametrize("how", ["the cache folder", "inside it", "another cache folder"])
+def test_train_into_a_cache_folder_is_refused_as_build_is(tmp_path, monkeypatch, capsys, how: str) -> None:
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "extract.sqlite").write_bytes(b"")
+    monkeypatch.setenv("KG_CACHE_DIR", str(cache) if how != "another cache folder" else str(tmp_path / "now"))
+    target = cache / "model" if how == "inside it" else cache
+    assert train_into(str(target)) == ExitCode.OUTPUT_ERROR
+    assert (cache / "extract.sqlite").exists() and not (cache / "model").exists()
+    err = capsys.readouterr().err
+    assert err.startswith(f"Error: cannot write {target}: it is ") and "cache folder" in err
+
+
+def test_train_into_a_folder_that_is_no_model_is_refused_before_training(tmp_path, capsys) -> None:
+    folder = tmp_path / "results"
+    folder.mkdir()
+    (folder / "thesis.tex").write_text("x", encoding="utf-8")
+    (folder / "meta.json").write_text(json.dumps({"name": "core_web_sm", "pipeline": ["ner"]}), encoding="utf-8")  # spaCy's, not kg's
+    assert train_into(str(folder)) == ExitCode.OUTPUT_ERROR
+    assert (folder / "thesis.tex").is_file() and sorted(p.name for p in folder.iterdir()) == ["meta.json", "thesis.tex"]
+    assert "no model kg train wrote" in capsys.readouterr().err
+
+
+def test_a_model_kg_wrote_is_replaced_and_what_else_is_there_stays(model, tmp_path) -> None:
+    again = tmp_path / "model"
+    shutil.copytree(model, again)
+    (again / "notes.txt").write_text("how I trained it\n", encoding="utf-8")
+    (again / "ner" / "model").write_bytes(b"old weights")
+    assert train_into(str(again)) == 0
+    meta = json.loads((again / "meta.json").read_text(encoding="utf-8"))
+    assert meta["kg_training"]["max_steps"] == 2 and (again / "ner" / "model").read_bytes() != b"old weights"
+    assert (again / "notes.txt").read_text(encoding="utf-8") == "how I trained it\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]  # no staging or old folder left

@@ -18,7 +18,7 @@ from typing import TextIO
 import click
 
 from kg.cli.common import error_text
-from kg.cli.stdout import ReaderGone, checked_stdout
+from kg.cli.stdout import ReaderGone, StdoutWriteError, checked_stdout
 from kg.errors import ExitCode, KgError, KgWarning, LooksStructured
 
 # name -> "module:attribute" of a click command; modules are imported lazily.
@@ -90,7 +90,8 @@ def _hint(warning: Warning | str) -> str:
 def _run(argv: Sequence[str] | None) -> int:
     try:
         status = cli.main(args=list(argv) if argv is not None else None, prog_name="kg", standalone_mode=False)
-        sys.stdout.flush()  # the last of the output: its failure is the run's
+        if sys.stdout is not None:  # None: closed before kg started, and nothing was written
+            sys.stdout.flush()  # the last of the output: its failure is the run's
     except KgError as error:
         click.echo(f"Error: {error_text(error)}", err=True)
         shown = getattr(error, "excerpt", None)  # a query's syntax error: the line, a caret under the column
@@ -111,6 +112,9 @@ def _run(argv: Sequence[str] | None) -> int:
     except BrokenPipeError:  # the same, from a write that did not go through `checked_stdout`
         sys.stderr.close()
         return int(ExitCode.OK)
+    except StdoutWriteError as error:  # any write to stdout that failed: a full disk, `>&-`, `1</dev/null`
+        click.echo(f"Error: cannot write the output: {error.strerror}", err=True)
+        return int(ExitCode.OUTPUT_ERROR)
     except OSError as error:
         if error.errno not in (errno.ENOSPC, errno.EIO, errno.EFBIG, errno.EDQUOT):
             raise

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 import click
 
 from kg.cli.common import cache_options, input_format_option, min_score_option, progress_reporter, recognizer_option, workers_option
+from kg.cli.stdout import StdoutWriteError
+from kg.errors import OutputError
 from kg.related_work.embed import DEFAULT_EMBEDDER, EMBEDDERS
 
 if TYPE_CHECKING:
@@ -81,13 +83,18 @@ def build(
     )
     with progress_reporter(enabled=not quiet) as progress:
         summary = run_build(list(inputs), out_dir, options, stdin=sys.stdin, progress=progress)
-    if not quiet:
-        click.echo(render_summary(summary))
-    elif summary.skipped:
-        records = "1 invalid record" if len(summary.skipped) == 1 else f"{len(summary.skipped):,} invalid records"
-        click.echo(f"Warning: skipped {records} (run without --quiet to see where)", err=True)
-    if timings:
-        click.echo(render_timings(summary))
+    try:
+        if not quiet:
+            click.echo(render_summary(summary))
+        elif summary.skipped:
+            records = "1 invalid record" if len(summary.skipped) == 1 else f"{len(summary.skipped):,} invalid records"
+            click.echo(f"Warning: skipped {records} (run without --quiet to see where)", err=True)
+        if timings:
+            click.echo(render_timings(summary))
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except StdoutWriteError as error:  # the graph is published: say so, and that only the summary was lost
+        raise OutputError(f"built {summary.out_dir.rstrip('/')}/, but cannot write the summary: {error.strerror}") from None
 
 
 def render_summary(summary: BuildSummary) -> str:

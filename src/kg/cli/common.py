@@ -24,6 +24,23 @@ F = TypeVar("F", bound=Callable[..., object])
 C = TypeVar("C", bound=str)
 
 
+def refuse_output_file(path: str, *, own: str, what: str) -> None:
+    """`OutputError` for an output file (`kg html -o`, `kg export -o`) that would replace what kg
+    keeps: a file of a build, its store or the store's lock, or one in a cache folder (the one in
+    use, chosen by KG_CACHE_DIR or the default, or any other holding a cache file)."""
+    from pathlib import Path
+
+    from kg.errors import OutputError
+    from kg.extract.cache_location import resolve_cache_dir
+    from kg.util.atomic import refuse_build_state, refuse_other_output
+    from kg.util.places import within
+
+    refuse_build_state(path, what=what)  # a build's own files are never rewritten
+    location = resolve_cache_dir()
+    if location is not None and within(Path(path).parent, location.path):
+        raise OutputError(f"cannot write {path}: it is inside kg's cache folder {location.path} ({location.why}); name {what}")
+    refuse_other_output(path, own)
+
 
 @contextlib.contextmanager
 def progress_reporter(*, enabled: bool = True) -> Iterator[Progress | None]:

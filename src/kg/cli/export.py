@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from kg.cli.common import base_option, chosen, graph_option
+from kg.cli.common import base_option, chosen, graph_option, refuse_output_file
 from kg.rdf.terms import EXPORT_FORMATS
 
 
@@ -23,7 +23,6 @@ def export(graph_dir: str, output_format: str, output: str | None, shards: int |
     from kg.graph import load
     from kg.rdf.writers import export as run_export
     from kg.rdf.writers import write_stream
-    from kg.util.atomic import refuse_build_state, refuse_other_output
 
     fmt = chosen(output_format, EXPORT_FORMATS)
     if shards is not None and fmt != "nt":
@@ -37,8 +36,7 @@ def export(graph_dir: str, output_format: str, output: str | None, shards: int |
         return
     folder = Path(graph_dir) if Path(graph_dir).is_dir() else Path(graph_dir).parent
     path = output or str(folder / f"graph.{fmt}")
-    refuse_build_state(path, what="a file outside it (e.g. beside graph.json)")  # a build's own files are never rewritten
-    refuse_other_output(path, f"graph.{fmt}")
+    refuse_output_file(path, own=f"graph.{fmt}", what="a file outside it (e.g. beside graph.json)")
     result = run_export(graph, path, format=fmt, shards=shards, base=base)
     what = f"{result.triples:,} triples" if result.triples is not None else f"{graph.number_of_nodes():,} nodes, {graph.number_of_edges():,} edges"
     if len(result.paths) == 1:

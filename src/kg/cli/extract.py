@@ -15,7 +15,7 @@ from kg.cli.common import cache_options, chosen, input_format_option, min_score_
 @click.argument("inputs", nargs=-1, required=True)
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "table"]), default="jsonl", show_default=True, help="Output format.")
 @input_format_option("--input-format")
-@click.option("--skip-invalid", is_flag=True, help="Go on past malformed records.")
+@click.option("--skip-invalid", is_flag=True, help="Go on past malformed records; how many were skipped, and where, goes to stderr after the output.")
 @workers_option
 @cache_options
 @recognizer_option
@@ -50,8 +50,21 @@ def extract(
     if fmt == "jsonl":
         for record in records:
             click.echo(json.dumps(record, ensure_ascii=False))
-        return
-    _print_tables(records)
+    else:
+        _print_tables(records)
+    if corpus.skipped:  # after the records, where it is seen: how many were left out, and where
+        click.echo(skipped_warning(corpus.skipped), err=True)
+
+
+def skipped_warning(skipped: tuple[str, ...]) -> str:
+    """``Warning: skipped 2 invalid records:`` and where each was (the first `SKIPPED_SHOWN`)."""
+    from kg.cli.build import SKIPPED_SHOWN
+
+    records = "1 invalid record" if len(skipped) == 1 else f"{len(skipped):,} invalid records"
+    lines = [f"Warning: skipped {records}:", *(f"  {where}" for where in skipped[:SKIPPED_SHOWN])]
+    if len(skipped) > SKIPPED_SHOWN:
+        lines.append(f"  … and {len(skipped) - SKIPPED_SHOWN:,} more")
+    return "\n".join(lines)
 
 
 def _print_tables(records: list[dict[str, Any]]) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from kg.cli.common import graph_option, types_option
+from kg.cli.common import graph_option, refuse_output_file, types_option
 
 
 @click.command()
@@ -26,14 +26,12 @@ def html(graph_dir: str, output: str | None, focus: str | None, depth: int, type
     The page needs no network: open it straight from disk."""
     from kg.graph import load
     from kg.html import HTML_FILE, write_html
-    from kg.util.atomic import refuse_build_state, refuse_other_output
 
     graph = load(graph_dir)
     if output is None:
         source = Path(graph_dir)
         output = str((source if source.is_dir() else source.parent) / HTML_FILE)
-    refuse_build_state(output, what="a file outside it (e.g. out/graph.html)")  # a build's own files are never rewritten
-    refuse_other_output(output, HTML_FILE)
+    refuse_output_file(output, own=HTML_FILE, what="a file outside it (e.g. out/graph.html)")
     summary = write_html(graph, output, focus=focus, depth=depth, types=types, min_papers=min_papers, max_nodes=max_nodes)
     capped = f" (the best linked of {summary.papers_available:,})" if summary.papers_available > summary.papers else ""
     click.echo(

@@ -29,6 +29,17 @@ class ReaderGone(Exception):  # noqa: N818 - what happened, not a failure of kg
     that click's own handler of a broken pipe (exit 1) lets it through to `kg.cli`."""
 
 
+class StdoutWriteError(OSError):
+    """A write to standard output failed, whatever the cause (a full disk, a descriptor closed
+    or open only for reading): the run's output is lost, exit 18."""
+
+
+def _closed(_chunk: memoryview) -> int:
+    """The write of a standard output that was closed before kg started (``kg … >&-``): Python
+    leaves ``sys.stdout`` None, and descriptor 1 may be any file kg opens since, never written."""
+    raise OSError(errno.EBADF, "standard output is closed")
+
+
 class CheckedWriter(io.RawIOBase):
     """A raw binary stream over `write` (``os.write`` on a descriptor, or a binary stream's
     ``write``) whose every write puts out all its bytes or raises `OSError`: a short count is
@@ -68,13 +79,18 @@ class CheckedWriter(io.RawIOBase):
                 raise ReaderGone(str(error)) from error
             except BlockingIOError:  # a non-blocking descriptor that is full: wait until it takes more
                 written = None
+            except StdoutWriteError:
+                raise
+            except OSError as error:  # EBADF (`1</dev/null`) as well as ENOSPC: all the run's output is lost
+                reason = "standard output is not open for writing" if error.errno == errno.EBADF and self._fd is not None else error.strerror
+                raise StdoutWriteError(error.errno, reason) from error
             if written is None:
                 if self._fd is None:
                     raise OSError(errno.EAGAIN, "the output takes no more bytes for now")
                 select.select([], [self._fd], [])
                 continue
             if written <= 0:
-                raise OSError(errno.EIO, "the output took none of the bytes written to it")
+                raise StdoutWriteError(errno.EIO, "the output took none of the bytes written to it")
             done += written
         return done
 
@@ -100,18 +116,21 @@ def checked_stdout() -> Iterator[CheckedWriter | None]:
     flushes ``sys.stdout`` inside the block to hear of a failed last write; what is left
     unwritten after an error is dropped."""
     original = sys.stdout
-    writer = None if original is None or original.closed else _writer_for(original)
+    if original is None:  # closed before kg started: a write is exit 18, never a traceback
+        writer: CheckedWriter | None = CheckedWriter(_closed)
+    else:
+        writer = None if original.closed else _writer_for(original)
     if writer is None:
         yield None
         return
-    with contextlib.suppress(OSError, ValueError):  # what was written before goes first (a reader already gone is heard of at the first write)
+    with contextlib.suppress(OSError, ValueError, AttributeError):  # what was written before goes first (a reader already gone is heard of at the first write)
         original.flush()
     stream = io.TextIOWrapper(
         io.BufferedWriter(writer),
-        encoding=original.encoding or "utf-8",
-        errors=original.errors or "strict",
+        encoding=getattr(original, "encoding", None) or "utf-8",
+        errors=getattr(original, "errors", None) or "strict",
         newline=None if os.name == "nt" else "\n",  # as Python opens stdout
-        line_buffering=bool(original.line_buffering),
+        line_buffering=bool(getattr(original, "line_buffering", False)),
         write_through=getattr(original, "write_through", False),
     )
     sys.stdout = stream
@@ -123,5 +142,5 @@ def checked_stdout() -> Iterator[CheckedWriter | None]:
             stream.flush()
         writer.abandon()
         stream.close()  # closes the writer, never the descriptor or buffer it writes to
-        with contextlib.suppress(OSError, ValueError):
+        with contextlib.suppress(OSError, ValueError, AttributeError):
             original.flush()

@@ -22,7 +22,8 @@ def _hold_outs(ctx: click.Context, param: click.Parameter, values: tuple[str, ..
 @click.option("--dev", multiple=True, type=click.Path(dir_okay=False), help="Gold file(s) for model selection and early stopping, never trained on.")
 @click.option("--hold-out", "hold_out", multiple=True, metavar="FILE=PCT", callback=_hold_outs,
               help="Move PCT % of a GOLD file's documents (chosen by a hash of their ids) to dev. Without --dev or --hold-out, 20 % of every GOLD file is held out.")
-@click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Model folder to write (replaced when training ends).")
+@click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Model folder to write: a new or empty folder, or one kg train wrote (its model is replaced when training ends); any other is refused.")
 @click.option("--arch", type=click.Choice(["cnn", "transformer"]), default="cnn", show_default=True,
               help="cnn: spaCy's CNN tok2vec + NER. transformer: MiniLM fine-tuned as a token classifier, written as int8 ONNX (needs the train extra).")
 @click.option("--max-steps", type=click.IntRange(min=1), default=None, help="Training steps at most  [default: cnn: the config's, 4000; transformer: all of --epochs].")

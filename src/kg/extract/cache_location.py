@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Literal
 
 from kg.errors import CacheFolderUnusable
-from kg.util.places import kg_place
+from kg.util.places import BUILDS, KG_DIR, STORE, STORE_DIR, kg_place, within
 
 ENV_VAR = "KG_CACHE_DIR"
 # What chose the folder: the caller's option (the CLI's --cache), the environment, or the default.
@@ -56,22 +56,26 @@ def resolve_cache_dir(option: str | os.PathLike[str] | None = None, *, no_cache:
     return CacheLocation(default_cache_dir(), "default")
 
 
-def refuse_misplaced(location: CacheLocation) -> None:
+def refuse_misplaced(location: CacheLocation, *, out: str | os.PathLike[str] | None = None) -> None:
     """`CacheFolderUnusable` if something other than a folder is where the cache folder goes, or
     the folder is in one of kg's own (`kg.util.places.kg_place`: an output folder's ``.kg``, where
-    a cache file would change a published build, or a SPARQL store, which the next build replaces)."""
+    a cache file would change a published build, or a SPARQL store, which the next build replaces),
+    or where the output folder `out` (of a build about to run: maybe its first) keeps them."""
     if location.path.exists() and not location.path.is_dir():
         raise CacheFolderUnusable(location, "is not a folder")
     place = kg_place(location.path)
+    if place is None and out is not None:
+        place = BUILDS if within(location.path, Path(out) / KG_DIR) else STORE if within(location.path, Path(out) / STORE_DIR) else None
     if place is not None:
         raise CacheFolderUnusable(location, f"is inside {place}")
 
 
-def check_cache_dir(location: CacheLocation) -> None:
+def check_cache_dir(location: CacheLocation, *, out: str | os.PathLike[str] | None = None) -> None:
     """Make the folder if missing and check a file can be written in it; `CacheFolderUnusable`
-    (one line naming the folder and what chose it) if not. Called before a build writes anything."""
+    (one line naming the folder and what chose it) if not. Called before a build writes anything
+    (into `out`, whose builds and store the cache may not be in either)."""
     path = location.path
-    refuse_misplaced(location)
+    refuse_misplaced(location, out=out)
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as error:

@@ -2,7 +2,8 @@
 
 An object holding a ``results`` array and a ``meta`` object is a page of an API (OpenAlex's,
 say): its results are the records, in a .json file or on a line of JSON Lines (pages saved one
-per line).
+per line). A record holding what JSON has no value for (``NaN``, ``Infinity``, ``1e400``) is
+one bad record, named by its line, in an array and in a page alike: the others are read.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ def _finite(text: str) -> float:
 
 # Every JSON input is read by this decoder: standard JSON, numbers that fit.
 DECODER = json.JSONDecoder(parse_constant=_constant, parse_float=_finite)
+# What Python reads (NaN, Infinity, 1e400 too): only to find where values end around a bad record.
+_LENIENT = json.JSONDecoder()
 
 
 def read_json_lines(text: str, *, path: str) -> Iterator[RawRecord | MalformedRecord]:
@@ -53,7 +56,11 @@ def read_json_lines(text: str, *, path: str) -> Iterator[RawRecord | MalformedRe
             yield MalformedRecord(_json_error(error), path=path, line=number)
             continue
         except NotJson as error:
-            yield MalformedRecord(str(error), path=path, line=number)
+            if _lenient_page(line):  # a page saved on one line: only the bad record goes
+                start = len(line) - len(line.lstrip(_WHITESPACE))
+                yield from _read_array(line, _results_start(line, start), path=path, nested=True, first_line=number)
+            else:
+                yield MalformedRecord(str(error), path=path, line=number)
             continue
         except (ValueError, RecursionError) as error:
             yield MalformedRecord(_limit_error(error), path=path, line=number)
@@ -89,8 +96,11 @@ def read_json(text: str, *, path: str) -> Iterator[RawRecord | MalformedRecord]:
             yield from read_json_lines(text, path=path)
             return
         raise MalformedRecord(_json_error(error), path=path, line=error.lineno) from None
-    except NotJson as error:  # one bad record (located by its first line, as the other limits are)
-        yield MalformedRecord(str(error), path=path, line=text.count("\n", 0, start) + 1)
+    except NotJson as error:
+        if _lenient_page(text):  # a page: only the bad record goes, as in an array
+            yield from _read_array(text, _results_start(text, start), path=path, nested=True)
+        else:  # one bad record (located by its first line, as the other limits are)
+            yield MalformedRecord(str(error), path=path, line=text.count("\n", 0, start) + 1)
         return
     except (ValueError, RecursionError) as error:
         raise MalformedRecord(_limit_error(error), path=path, line=text.count("\n", 0, start) + 1) from None
@@ -102,9 +112,18 @@ def read_json(text: str, *, path: str) -> Iterator[RawRecord | MalformedRecord]:
     yield RawRecord(text.count("\n", 0, start) + 1, value)
 
 
+def _lenient_page(text: str) -> bool:
+    """Whether `text`, read as Python reads JSON (NaN and all), is a page (`is_page`)."""
+    try:
+        return is_page(_LENIENT.decode(text))
+    except (ValueError, RecursionError):
+        return False
+
+
 def _results_start(text: str, start: int) -> int:
-    """Where the value of the top-level object's (last) "results" key begins; the text is valid JSON."""
-    decoder = DECODER
+    """Where the value of the top-level object's (last) "results" key begins; the text is JSON
+    (but for what `NotJson` refuses: a NaN in one record, or in the meta, which kg does not read)."""
+    decoder = _LENIENT
     position, found = _skip(text, start + 1), -1
     while text[position] != "}":
         key, position = decoder.raw_decode(text, position)
@@ -117,12 +136,13 @@ def _results_start(text: str, start: int) -> int:
     return found
 
 
-def _read_array(text: str, start: int, *, path: str, nested: bool = False) -> Iterator[RawRecord | MalformedRecord]:
-    """The objects of the array at `start`, each located by its line; `nested`: the array is a
-    value inside an object already parsed, so nothing after it is checked."""
+def _read_array(text: str, start: int, *, path: str, nested: bool = False, first_line: int = 1) -> Iterator[RawRecord | MalformedRecord]:
+    """The objects of the array at `start`, each located by its line (`text` begins on
+    `first_line`); `nested`: the array is a value inside an object already parsed, so nothing
+    after it is checked."""
     decoder = DECODER
     position = _skip(text, start + 1)
-    line, counted = 1, 0
+    line, counted = first_line, 0
     expect_value = True
     while True:
         if position >= len(text):
@@ -135,7 +155,7 @@ def _read_array(text: str, start: int, *, path: str, nested: bool = False) -> It
         except json.JSONDecodeError as error:
             raise MalformedRecord(_json_error(error), path=path, line=error.lineno) from None
         except NotJson as error:  # one bad record: read as Python reads it only to find where it ends
-            value, end = error, json.JSONDecoder().raw_decode(text, position)[1]
+            value, end = error, _LENIENT.raw_decode(text, position)[1]
         except (ValueError, RecursionError) as error:
             raise MalformedRecord(_limit_error(error), path=path, line=line + text.count("\n", counted, position)) from None
         line += text.count("\n", counted, position)

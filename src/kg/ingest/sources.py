@@ -96,6 +96,7 @@ def expand(inputs: list[str]) -> list[Source]:
             sources[name] = Source(name, path, problem)
             continue
         if stat.S_ISDIR(mode):
+            refuse_kg_folder(path, name)
             found = _folder_files(path, name.rstrip("/" + os.sep))
         elif stat.S_ISREG(mode):
             found = [Source(name, path)]
@@ -138,14 +139,52 @@ def unreadable(error: OSError, name: str) -> InputUnreadable:
     return InputUnreadable(f"cannot read it ({error.strerror or error})", path=name)
 
 
+STORE_STAMP = "kg-stamp.json"  # in a SPARQL store kg wrote (`kg.util.places.STORE_STAMP`)
+
 # How every kg has begun graph.json (`kg.graph.FORMAT`, not imported: ingestion stays light).
 _KG_GRAPH = re.compile(rb'\A\s*\{\s*"format"\s*:\s*"kg-graph"')
 
 
+# What a build writes into its output folder (`kg.builder.OUTPUT_FILES`, `EMBED_FILES`; not
+# imported: ingestion stays light): an older kg's folder held these as plain files.
+OUTPUT_NAMES = frozenset({"papers.jsonl", "entities.jsonl", "concepts.jsonl", "graph.json", "graph.ttl", "graph.html", "related.idx", "embeddings.npy", "embeddings.json"})
+
+
+def output_folder_kind(path: str | os.PathLike[str]) -> str | None:
+    """Why `path` is a folder kg built into, or None: it holds ``.kg/current`` (`kg.generations`),
+    or, as an older kg left its output folder (plain files, no ``.kg``), a graph.json of kg's own
+    with its entities.jsonl or concepts.jsonl, and no input file but kg's outputs. A graph.json of kg's beside other papers is a stray copy
+    in a folder of papers (`_folder_files` skips that file alone)."""
+    if os.path.islink(os.path.join(path, ".kg", "current")):
+        return "it holds .kg/current, the link to its build"
+    if not _is_kg_graph(os.path.join(path, "graph.json")):
+        return None
+    try:
+        names = os.listdir(path)
+    except OSError:
+        return None
+    papers = [n for n in names if not n.startswith(".") and Path(n).suffix.lower() in EXTENSIONS and n not in OUTPUT_NAMES]
+    made = {"entities.jsonl", "concepts.jsonl"} & set(names)  # every build wrote them beside graph.json; a user's papers.jsonl alone is no sign
+    return None if papers or not made else "it holds a graph.json kg built, and only kg's outputs"
+
+
 def is_output_folder(path: str | os.PathLike[str]) -> bool:
-    """True if `path` is a folder kg built into: it holds ``.kg/current`` (`kg.generations`), or,
-    as an older kg left its output folder (plain files, no ``.kg``), a graph.json of kg's own."""
-    return os.path.islink(os.path.join(path, ".kg", "current")) or _is_kg_graph(os.path.join(path, "graph.json"))
+    """True if `path` is a folder kg built into (`output_folder_kind`)."""
+    return output_folder_kind(path) is not None
+
+
+def refuse_kg_folder(path: Path, name: str) -> None:
+    """`UnsupportedFormat` if the folder `path`, named as an input, is a kg output folder, or a
+    folder of kg's inside one (its ``.kg``, a generation, the SPARQL store) or a cache folder:
+    their files are kg's outputs, not papers (a store's kg-stamp.json was read as a paper)."""
+    from kg.util.places import kg_place
+
+    why = output_folder_kind(path)
+    if why is not None:
+        raise UnsupportedFormat(f"a kg output folder ({why}), not a folder of papers; name the files or folder your papers are in", path=name)
+    place = kg_place(path, caches=True)
+    if place is not None:
+        raise UnsupportedFormat(f"{place}, not a folder of papers; name the files or folder your papers are in", path=name)
 
 
 def _is_kg_graph(path: str) -> bool:
@@ -191,6 +230,10 @@ def _folder_files(folder: Path, name: str) -> list[Source]:
             dirs[:] = []  # a kg output folder (e.g. `-o INPUT/out` of an earlier build): its files are not papers
             warnings.warn(f"{named(root)}/ is a kg output folder; its files are not read as input", OutputsSkipped, stacklevel=2)
             continue
+        if root != str(folder) and os.path.isfile(os.path.join(root, STORE_STAMP)):
+            dirs[:] = []  # a SPARQL store kg wrote (copied out of its output folder): its stamp is no paper
+            warnings.warn(f"{named(root)}/ is a SPARQL store kg wrote; its files are not read as input", OutputsSkipped, stacklevel=2)
+            continue
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         own_outputs = is_output_folder(root)  # `-o INPUT`: skip the outputs, read the rest
         for file in sorted(files):
@@ -198,6 +241,9 @@ def _folder_files(folder: Path, name: str) -> list[Source]:
                 continue
             if own_outputs and _is_output_link(os.path.join(root, file)):
                 warnings.warn(f"{named(os.path.join(root, file))} is an output of kg (a build into this folder); not read as input", OutputsSkipped, stacklevel=2)
+                continue
+            if file == "graph.json" and _is_kg_graph(os.path.join(root, file)):  # a stray copy among papers: that file alone
+                warnings.warn(f"{named(os.path.join(root, file))} is a graph kg built; not read as input", OutputsSkipped, stacklevel=2)
                 continue
             path = Path(root, file)
             mode, problem = _stat(path, named(str(path)))

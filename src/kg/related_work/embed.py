@@ -361,8 +361,8 @@ def check(directory: str | os.PathLike[str], ids: Sequence[str]) -> tuple[np.nda
         return None, f"{EMBED_FILE} is missing or not a file"
     try:
         matrix: np.ndarray = np.load(folder / EMBED_FILE, mmap_mode="r", allow_pickle=False)
-    except (OSError, ValueError, AttributeError) as error:
-        return None, f"{EMBED_FILE} is damaged ({' '.join(str(error).split())[:80]})"
+    except Exception as error:  # noqa: BLE001 - numpy's reader raises what the bytes provoke: EOFError (0 bytes), ValueError, OSError, …
+        return None, f"{EMBED_FILE} is damaged ({' '.join((str(error) or type(error).__name__).split())[:80]})"
     if matrix.shape != (len(ids), dimensions) or matrix.dtype != np.dtype("<f4"):
         return None, f"{EMBED_FILE} holds {matrix.dtype} of shape {matrix.shape}, not {len(ids):,} vectors of {dimensions} float32"
     if not unit_rows(matrix):  # not the encoder's vectors (damaged or forged)

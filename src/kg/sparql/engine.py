@@ -33,7 +33,7 @@ from kg.generations import GraphFolder, resolve
 from kg.rdf.store import is_corruption, open_store, repair_store, to_store
 from kg.rdf.terms import DEFAULT_BASE, PREFIXES
 from kg.rdf.triples import estimated_triples
-from kg.sparql.columns import star_order
+from kg.sparql.columns import star_order, star_position
 from kg.sparql.guard import check_algebra, check_query
 from kg.sparql.hints import excerpt, likely_expected, undeclared_terms
 from kg.sparql.labels import UnmatchedLabel, apply_label_bindings, unmatched
@@ -340,6 +340,8 @@ class RdflibBackend(_Backend):
         except Exception as error:  # rdflib reports e.g. unknown prefixes as bare Exceptions
             raise (_rdflib_unknown_prefix(text, str(error)) or QuerySyntaxError(f"SPARQL syntax error: {_one_line(str(error))}")) from error
         check_algebra(prepared, allow_service=allow_service)  # what rdflib will run, escapes expanded
+        if prepared.algebra.name == "SelectQuery" and star_position(text) is not None:
+            rdflib_fixes.select_star_columns(prepared.algebra)
         try:
             with warnings.catch_warnings():  # rdflib 7.6's engine calls its own deprecated Dataset API (default_context, contexts): nothing kg can change
                 warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"rdflib\.")

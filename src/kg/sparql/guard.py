@@ -43,7 +43,13 @@ MAX_QUERY_CHARS = 200_000
 MAX_DEPTH = 64  # nested { } ( ) [ ] together; real queries stay below ~10
 MAX_OPERATORS = 1_000  # binary operators and UNIONs: each chain is one level of recursion
 MAX_CLAUSES = 1_000  # FILTER, BIND, MINUS, OPTIONAL, …: each is one more node of a flat chain
-MAX_SEPARATORS = 2_000  # `.` `;` `,` between triple patterns and list items (20,000 `?s ?p ?o .` overflow the stack)
+# Triple patterns in all, weighted by what each costs the engine's stack (pyoxigraph 0.5.13, 8 MB,
+# measured alone and mixed): ~8,000 `?s ?p ?o .` overflow it, ~4,000 collection items summed over
+# the query (each stands for two patterns, rdf:first and rdf:rest: five collections of 990 items
+# crashed, each under MAX_LIST_ITEMS) and ~2,600 IRIs a DESCRIBE names; mixed, they add up.
+MAX_SEPARATORS = 2_000  # `.` `;` `,` + 2 per collection item + 3 per DESCRIBE IRI: a quarter of the crash
+COLLECTION_ITEM_WEIGHT = 2
+DESCRIBE_IRI_WEIGHT = 3
 # The lists the grammar writes without separators, counted too: an RDF collection `( 1 2 … )` of
 # ~4,500 items, or ~20,000 groups `{ … } { … }` in a row, overflow the stack just the same.
 MAX_LIST_ITEMS = 1_000  # items of one `( … )`: a collection, a VALUES row or variable list, arguments
@@ -72,6 +78,7 @@ SPARQL_TOKEN = re.compile(
     r"""|(?P<name>(?:[A-Za-z_][\w.-]*[\w-]|[A-Za-z_])?:(?:[\w.:%-]*[\w:%-])?)"""  # a prefixed name or blank node label (no trailing `.`)
     r"""|(?P<number>(?<![\w.])(?:\d+\.\d*[eE][+-]?\d+|\d*\.\d+(?:[eE][+-]?\d+)?|\d+(?:[eE][+-]?\d+)?))"""
     r"""|(?P<word>(?<![?$:\w])[A-Za-z]+(?![\w:]))"""
+    r"""|(?P<datatype>\^\^)"""  # `"1"^^xsd:integer`: one typed literal, not two `^` path operators
     r"""|(?P<op>\|\||&&|[-+*/|^!=<>])"""
     r"""|(?P<sep>[;,]|(?<!\d)\.|\.(?!\d))""",  # triple-pattern and list separators (not a decimal's point)
     re.S,
@@ -105,7 +112,14 @@ class QueryShape:
     separators: int = 0  # `.` `;` `,` outside strings, IRIs and comments
     list_items: int = 0  # the most items (terms and groups) directly inside one `( … )`
     groups: int = 0  # bracketed groups `{ }` `( )` `[ ]`
-    terms: int = 0  # TERM_WORDS, variables, IRIs, literals, numbers, prefixed names, blank node labels
+    terms: int = 0  # TERM_WORDS, variables, IRIs, literals (a typed one once), numbers, prefixed names, blank node labels
+    collection_items: int = 0  # items of RDF collections `( … )` in triple patterns, summed over the query
+    describe_iris: int = 0  # IRIs and prefixed names a DESCRIBE names (its variables cost nothing)
+
+    @property
+    def patterns(self) -> int:
+        """The triple patterns the query stands for, weighted by their cost to the engine's stack."""
+        return self.separators + COLLECTION_ITEM_WEIGHT * self.collection_items + DESCRIBE_IRI_WEIGHT * self.describe_iris
 
 
 # Words that are terms: `a` (rdf:type), the booleans, and UNDEF, a value of a VALUES row.
@@ -127,25 +141,36 @@ def scan(text: str) -> QueryShape:
     """The nesting depth, operator and clause counts and SERVICE use of `text` (which need
     not parse), after codepoint escapes are expanded."""
     text = expand_codepoints(text)
-    depth = deepest = operators = clauses = separators = widest = groups = terms = 0
-    service = False
+    depth = deepest = operators = clauses = separators = widest = groups = terms = collected = described = 0
+    service = values = describing = typed = literal = False
     items: list[int] = []  # per open bracket, outermost first: the terms and groups directly inside it
-    parens: list[bool] = []  # per open bracket: whether it is a `(`
+    kinds: list[str] = []  # per open bracket: "(" a list, "C" an RDF collection, "{" a pattern, "V" a VALUES block, "[" a blank node
+    before: list[str] = ["", ""]  # the last two tokens' kinds ("word", "op", "term", "name", "var", "open", …), last first
     for match in SPARQL_TOKEN.finditer(text):
         kind = match.lastgroup
+        if kind == "skip" and match.group()[:1] == "#":
+            continue  # a comment
         term = kind in ("var", "name", "number") or (kind == "skip" and match.group()[0] in "<'\"")
+        seen = "name" if kind == "name" or (kind == "skip" and match.group()[0] == "<") else "term" if term else kind or ""
         if kind == "open":
             if items:
                 items[-1] += 1  # a group is an item of the list it is in
             items.append(0)
-            parens.append(match.group() == "(")
+            bracket = match.group()
+            if bracket == "(" and _opens_collection(kinds[-1] if kinds else "", before):
+                bracket = "C"
+            elif bracket == "{" and values:
+                bracket, values = "V", False
+            kinds.append(bracket)
             groups += 1
             depth += 1
             deepest = max(deepest, depth)
+            describing = False
         elif kind == "close":
             if items:
-                inside, paren = items.pop(), parens.pop()
-                widest = max(widest, inside) if paren else widest
+                inside, bracket = items.pop(), kinds.pop()
+                widest = max(widest, inside) if bracket in "(C" else widest
+                collected += inside if bracket == "C" else 0
             depth = max(0, depth - 1)
         elif kind == "op":
             operators += 1
@@ -154,18 +179,44 @@ def scan(text: str) -> QueryShape:
         elif kind == "word":
             word = match.group().upper()
             term = word in TERM_WORDS
+            seen = "term" if term else "word"
             if word in CLAUSE_KEYWORDS:
                 clauses += 1
             if word == "SERVICE":
                 service = True
             elif word == "UNION":
                 operators += 1
+            values = values or word == "VALUES"
+            describing = word == "DESCRIBE" or (describing and term)
+        if kind == "datatype":
+            if literal:
+                typed = True
+            else:  # no string before it: two inverse-path `^` (the grammar has no such path, a parser may)
+                operators += 2
+        elif typed and term:  # the datatype IRI of a typed literal: the literal was counted
+            term = typed = False
+        literal = kind == "skip" and match.group()[0] in "'\""
         if term:
             terms += 1
             if items:
                 items[-1] += 1
-    widest = max([widest, *(inside for inside, paren in zip(items, parens, strict=True) if paren)])  # lists left open
-    return QueryShape(deepest, operators, service, clauses, separators, widest, groups, terms)
+            if describing and kind != "var":
+                described += 1
+        before = [seen, before[0]]
+    open_lists = [inside for inside, bracket in zip(items, kinds, strict=True) if bracket in "(C"]  # lists left open
+    widest = max([widest, *open_lists])
+    collected += sum(inside for inside, bracket in zip(items, kinds, strict=True) if bracket == "C")
+    return QueryShape(deepest, operators, service, clauses, separators, widest, groups, terms, collected, described)
+
+
+def _opens_collection(enclosing: str, before: list[str]) -> bool:
+    """Whether a `(` is an RDF collection: in a triple pattern (directly in a `{ … }` pattern, a
+    `[ … ]` node or a collection) and not a call or expression: after no keyword, function name
+    or operator, and no prefixed name or IRI that a keyword precedes (``FILTER ex:f(…)``)."""
+    if enclosing not in ("{", "[", "C"):
+        return False
+    last, second = before
+    return last not in ("word", "op") and not (last == "name" and second == "word")
 
 
 def update_keyword(text: str) -> str | None:
@@ -200,10 +251,13 @@ def check_query(
         raise QueryRefused(f"query refused: {shape.operators:,} operators and UNIONs, above the limit of {max_operators:,}")
     if shape.clauses > max_clauses:
         raise QueryRefused(f"query refused: {shape.clauses:,} clauses (FILTER, BIND, MINUS, OPTIONAL, …), above the limit of {max_clauses:,}")
-    if shape.separators > MAX_SEPARATORS:
-        raise QueryRefused(f"query refused: {shape.separators:,} triple patterns and list items, above the limit of {MAX_SEPARATORS:,}")
     if shape.list_items > MAX_LIST_ITEMS:
         raise QueryRefused(f"query refused: {shape.list_items:,} items in one ( … ) list (an RDF collection, a VALUES row, arguments), above the limit of {MAX_LIST_ITEMS:,}")
+    if shape.patterns > MAX_SEPARATORS:
+        raise QueryRefused(
+            f"query refused: {shape.patterns:,} triple patterns and list items (an RDF collection's item counts {COLLECTION_ITEM_WEIGHT}, "
+            f"an IRI DESCRIBE names {DESCRIBE_IRI_WEIGHT}), above the limit of {MAX_SEPARATORS:,}",
+        )
     if shape.groups > MAX_GROUPS:
         raise QueryRefused(f"query refused: {shape.groups:,} bracketed groups ({{ }}, ( ), [ ]), above the limit of {MAX_GROUPS:,}")
     if shape.terms > MAX_TERMS:

@@ -212,14 +212,25 @@ class SparqlHandler(BaseHTTPRequestHandler):
         self.server.refused(self.client_address, " ".join((format % args).split()))
 
     def _host_refused(self) -> bool:
-        """Answer ``403`` (and say so) when the ``Host`` header names a host this server is not.
+        """Answer ``403`` (and say so) when the ``Host`` header, or the host an absolute-form
+        target names (``GET http://evil.example/sparql``), is not one of this server's, and
+        ``400`` for two ``Host`` headers (the first was read, the second a proxy may read).
         Asked before any answer that holds data (a query's, the root's); a malformed request is
         refused for what it is first."""
-        name = self.server.hosts.refuses(self.headers.get("Host"))
-        if name is None:
-            return False
-        self._error(HTTPStatus.FORBIDDEN, f"host {name!r} is not a name of this server (a web page may have pointed it here); allow the name when starting the server to answer it")
-        return True
+        headers = self.headers.get_all("Host") or []
+        if len(headers) > 1:  # which one a proxy or this server would read is anyone's guess: neither
+            self._error(HTTPStatus.BAD_REQUEST, f"{len(headers)} Host headers; a request has one")
+            return True
+        names: list[str | None] = [*headers] or [None]
+        target = urlsplit(self.path)
+        if not self.path.startswith("/"):  # absolute-form (`GET http://evil.example/sparql`): the target names the host (RFC 9112 3.2.2)
+            names.append(target.netloc.rpartition("@")[2])
+        for header in names:
+            name = self.server.hosts.refuses(header)
+            if name is not None:
+                self._error(HTTPStatus.FORBIDDEN, f"host {name!r} is not a name of this server (a web page may have pointed it here); allow the name when starting the server to answer it")
+                return True
+        return False
 
     def do_GET(self) -> None:
         url = urlsplit(self.path)

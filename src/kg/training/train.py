@@ -39,6 +39,7 @@ from kg.errors import GoldFormatError, InputNotFound, OutputError
 from kg.ingest.sources import display_name
 from kg.training.evaluate import REPORTED_TYPES, GoldDoc, load_gold, score
 from kg.util.atomic import check_output_dir, output_errors
+from kg.util.places import output_folder, refuse_cache_as_output
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -201,7 +202,8 @@ def train(
     seed: int = 0,
     progress: TrainProgress | None = None,
 ) -> TrainResult:
-    """Train the recognizer on `data` and write it to `output` (replaced only when training ends)."""
+    """Train the recognizer on `data` and write it to `output`: a new or empty folder, or a model
+    kg train wrote, whose model files are replaced only when training ends (`check_output`)."""
     import time
 
     import spacy
@@ -212,8 +214,8 @@ def train(
     started = time.perf_counter()
     _register_logger()
     _PROGRESS["step"] = 0
-    target = Path(output)
-    check_output(target)
+    check_output(output)
+    target = Path(os.path.abspath(output))  # ``-o .``: made beside the folder, by its name
     blank = spacy.blank("en")
     with output_errors(target):
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -264,28 +266,86 @@ def train(
         with output_errors(target):
             meta_path.write_text(json.dumps(meta, indent=2, sort_keys=True), encoding="utf-8")
             (best / CARD_FILE).write_text(model_card(meta), encoding="utf-8")
-            staged = target.parent / f".{target.name}.new"
+            staged = target.parent / f".{target.name}.new-{os.getpid()}"
             shutil.rmtree(staged, ignore_errors=True)
             shutil.copytree(best, staged)
-    with output_errors(target):
-        if target.exists():
-            shutil.rmtree(target)
-        staged.rename(target)
+    put_in_place(staged, target)
     size = sum(f.stat().st_size for f in target.rglob("*") if f.is_file())
-    return TrainResult(str(target), steps, round(time.perf_counter() - started, 1), size, {"strict": scores["strict"], "partial": scores["partial"]})
+    return TrainResult(str(Path(output)), steps, round(time.perf_counter() - started, 1), size, {"strict": scores["strict"], "partial": scores["partial"]})
 
 
 def check_output(output: str | os.PathLike[str]) -> None:
     """Raise an `OutputError` (`OutputPermissionDenied` for lack of permission) if `output` cannot
-    become the model folder: a file, under a file, in a folder that cannot be written. Creates
-    nothing, so `kg train` runs it before reading any gold file."""
+    become the model folder: a file, under a file, in a folder that cannot be written; a folder
+    of kg's own (a build's output folder, its builds or store, a cache folder); a folder that
+    holds anything and is no model kg train wrote (`replaceable`): its files would be lost.
+    Creates nothing, so `kg train` runs it before reading any gold file."""
+    from kg.extract.cache_location import resolve_cache_dir
+
     target = Path(output)
     with output_errors(target):
         if target.exists() and not target.is_dir():
             raise OutputError(f"{target}: exists and is not a folder")
         check_output_dir(target)
-        if target.exists():  # replaced by renaming a new folder beside it: its parent is written too
-            check_output_dir(target.parent)
+        location = resolve_cache_dir()
+        assert location is not None  # asked without no_cache
+        refuse_cache_as_output(target, location.path, location.why, instead=_ELSEWHERE)
+        if target.is_dir():
+            if output_folder(target):
+                raise OutputError(f"cannot write {target}: it is the output folder of a kg build; {_ELSEWHERE}")
+            if not replaceable(target):
+                raise OutputError(f"cannot write {target}: it holds files and is no model kg train wrote (no meta.json of one), so they would be lost; {_ELSEWHERE}")
+            check_output_dir(Path(os.path.abspath(target)).parent)  # the new model is made beside it
+
+
+_ELSEWHERE = "name a new or empty folder, or a model folder kg train wrote"
+# What a model folder holds besides one folder per pipeline component (spaCy's to_disk, then kg's card).
+# A transformer's folder: its int8 model and tokenizer (kg.training.transformer), the card and meta.json.
+_MODEL_FILES = frozenset({"config.cfg", "meta.json", "tokenizer", "vocab", CARD_FILE, "model-int8.onnx", "tokenizer.json"})
+
+
+def _kg_meta(folder: Path) -> dict[str, Any] | None:
+    """The meta.json of a model kg train wrote in `folder` (with its ``kg_training`` record); None if there is none."""
+    try:
+        meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return meta if isinstance(meta, dict) and isinstance(meta.get("kg_training"), dict) else None
+
+
+def replaceable(folder: str | os.PathLike[str]) -> bool:
+    """Whether `kg train -o folder` may replace what `folder` holds: nothing, or a model kg train wrote."""
+    path = Path(folder)
+    return not any(path.iterdir()) or _kg_meta(path) is not None
+
+
+def _model_entries(folder: Path) -> set[str]:
+    """The entries of the model in `folder` that kg train wrote (not files put beside them)."""
+    meta = _kg_meta(folder) or {}
+    components = [name for key in ("pipeline", "components") for name in meta.get(key, ()) if isinstance(name, str)]
+    return {name for name in (*_MODEL_FILES, *components) if (folder / name).exists() or (folder / name).is_symlink()}
+
+
+def put_in_place(staged: Path, target: Path) -> None:
+    """Make the model in `staged` the folder `target`: renamed there when there is none; else
+    (an empty folder, or a model kg train wrote: checked again now) the old model's entries are
+    moved out, the new ones in, and the old ones removed. Entries kg did not write stay, and the
+    folder stays the same folder (``-o .`` keeps the folder kg runs in)."""
+    with output_errors(target):
+        if not target.exists():
+            staged.rename(target)
+            return
+        if not target.is_dir() or not replaceable(target):
+            raise OutputError(f"cannot write {target}: it no longer holds a model kg train wrote; the new model is in {staged}")
+        old = target.parent / f".{target.name}.old-{os.getpid()}"
+        shutil.rmtree(old, ignore_errors=True)
+        old.mkdir()
+        for name in _model_entries(target):
+            (target / name).rename(old / name)
+        for entry in sorted(staged.iterdir()):
+            entry.rename(target / entry.name)
+        staged.rmdir()
+        shutil.rmtree(old, ignore_errors=True)
 
 
 def _forget_paths(config_file: Path) -> None:

@@ -43,7 +43,7 @@ from kg.extract.tagging import IGNORED, LABELS, Tagged, TaggedSpan, bio_tags, en
 from kg.text.clean import CleanText, clean_text
 from kg.text.markup import mask_markup
 from kg.training.evaluate import REPORTED_TYPES, EvalReport, GoldDoc, score
-from kg.training.train import CARD_FILE, TrainingData, TrainProgress, TrainResult, check_output, detokenise, flat_spans, pretokenised
+from kg.training.train import CARD_FILE, TrainingData, TrainProgress, TrainResult, check_output, detokenise, flat_spans, pretokenised, put_in_place
 from kg.util.atomic import output_errors
 
 ARCH = "transformer"
@@ -217,8 +217,8 @@ def train_transformer(
     transformers.logging.disable_progress_bar()
 
     started = time.perf_counter()
-    target = Path(output)
-    check_output(target)
+    check_output(output)
+    target = Path(os.path.abspath(output))  # ``-o .``: made beside the folder, by its name
     tags = bio_tags()
     tokenizer = _tokenizer()
     train_docs = [prepare(d) for d in (*data.train, *(detokenise(d) for d in data.train if pretokenised(d.text)))]
@@ -307,16 +307,13 @@ def train_transformer(
         with output_errors(target):
             (folder / "meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
             (folder / CARD_FILE).write_text(model_card(meta), encoding="utf-8")
-            staged = target.parent / f".{target.name}.new"
+            staged = target.parent / f".{target.name}.new-{os.getpid()}"
             shutil.rmtree(staged, ignore_errors=True)
             shutil.copytree(folder, staged)
-    with output_errors(target):
-        if target.exists():
-            shutil.rmtree(target)
-        staged.rename(target)
+    put_in_place(staged, target)  # as the CNN's: only the model's own entries are replaced
     size = sum(f.stat().st_size for f in target.rglob("*") if f.is_file())
     dev = meta["kg_training"]["dev"]
-    return TrainResult(str(target), step, round(time.perf_counter() - started, 1), size, {"strict": dev["strict"], "partial": dev["partial"]})
+    return TrainResult(str(Path(output)), step, round(time.perf_counter() - started, 1), size, {"strict": dev["strict"], "partial": dev["partial"]})
 
 
 def _tokenizer() -> Any:

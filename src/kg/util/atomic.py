@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from kg.errors import OutputError, OutputPermissionDenied
-from kg.util.places import kg_place
+from kg.util.places import STORE_DIR, STORE_LOCK, kg_place, output_folder
 
 _PERMISSION = (errno.EACCES, errno.EPERM, errno.EROFS)
 
@@ -115,11 +115,15 @@ def refuse_build_state(path: str | os.PathLike[str], *, what: str, folder: bool 
     """Raise `OutputError` if `path` (a file, or with `folder` a folder) is in a folder of kg's
     own (`kg.util.places.kg_place`): a ``.kg`` folder, where kg keeps an output folder's builds
     (a file written there would change a published build), or a SPARQL store folder (the next
-    build replaces it whole). A file that is a link into one is fine: writing replaces the link
-    (out/graph.html), not what it points to."""
-    place = kg_place(path if folder else Path(path).parent)
+    build replaces it whole); a file also in a cache folder (it may be one of the cache's files,
+    which every build shares) or as the store's lock. A file that is a link into one is fine:
+    writing replaces the link (out/graph.html), not what it points to."""
+    place = kg_place(path if folder else Path(path).parent, caches=not folder)
     if place is not None:
         raise OutputError(f"cannot write {path}: it is inside {place}; name {what}")
+    parent = Path(path).parent
+    if not folder and Path(path).name == STORE_LOCK and output_folder(parent):
+        raise OutputError(f"cannot write {path}: it is the lock of the SPARQL store {parent / STORE_DIR}; name another file")
 
 
 def refuse_other_output(path: str | os.PathLike[str], own: str) -> None:
