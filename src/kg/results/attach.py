@@ -28,16 +28,15 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import Any, Literal
 
 from spacy.tokens import Doc, Span, Token
 
+from kg.results import attacher_text
 from kg.results.find import BASELINE_CUES, BETWEEN_METRIC_AND_VALUE, GAIN_WORDS, NOT_RESULT_METRICS, OWN_WORDS
 from kg.results.metrics import direction, metric_names
 from kg.results.values import Value, find_values
 
-ATTACHER_FILE = "claim-attacher.json"
 Part = Literal["claim", "metric", "dataset", "method"]
 PARTS: tuple[Part, ...] = ("claim", "metric", "dataset", "method")
 Option = Literal["span", "none", "proposed", "baseline"]
@@ -585,12 +584,6 @@ def _sigmoid(z: float) -> float:
 def _logit(p: float) -> float:
     p = min(max(p, 1e-6), 1 - 1e-6)
     return math.log(p / (1 - p))
-
-
-def attacher_text() -> str | None:
-    """The shipped weights file's text, or None when this installation lacks it."""
-    resource = resources.files("kg") / "models" / ATTACHER_FILE
-    return resource.read_text(encoding="utf-8") if resource.is_file() else None
 
 
 @functools.lru_cache(maxsize=1)
