@@ -286,23 +286,41 @@ def sites(doc: Doc, spans: list[Span] | None = None) -> list[Site]:
     if not found:
         return []
     ctx = _context(doc, spans)
+    from kg.results.find import rule_claims
+
+    ruled = {(c.value.start, c.value.end): c for c in rule_claims(doc, spans)}  # today's rules, as evidence
     for _, tokens in found:
         ctx.values_by_sentence.setdefault(ctx.sentence(tokens.start), []).append(tokens.root.i)
     out = []
     for value, tokens in found:
         after = _unit_end(doc, tokens, value)
         sent_n = ctx.sentence(tokens.start)
-        metric = tuple(_metric_candidates(ctx, value, tokens, after, sent_n))
-        dataset = tuple(_dataset_candidates(ctx, tokens, sent_n))
+        rule = ruled.get((value.start, value.end))
+        metric = _agreeing(tuple(_metric_candidates(ctx, value, tokens, after, sent_n)), None if rule is None else rule.metric, rule is not None)
+        dataset = _agreeing(tuple(_dataset_candidates(ctx, tokens, sent_n)), None if rule is None else rule.dataset, rule is not None)
         method = tuple(_method_candidates(ctx, tokens, sent_n))
+        features = _claim_features(ctx, value, tokens, after, sent_n, metric, dataset)
+        if rule is not None:
+            features["rule_claim"] = 1.0
+            features[_bucket("rule_score", int(rule.score * 20), (12, 14, 15, 16, 17))] = 1.0
         out.append(
             Site(
                 value=value, tokens=tokens, sentence=ctx.sentences[sent_n], after=after,
-                features=_claim_features(ctx, value, tokens, after, sent_n, metric, dataset),
+                features=features,
                 metric=metric, dataset=dataset, method=method, task=_nearest_task(ctx, tokens, sent_n),
             )
         )  # fmt: skip
     return out
+
+
+def _agreeing(candidates: tuple[Candidate, ...], chosen: tuple[int, int] | None, ruled: bool) -> tuple[Candidate, ...]:
+    """The candidates, the one today's rules chose (`kg.results.find.rule_claims`) marked "rule"."""
+    if not ruled:
+        return candidates
+    return tuple(
+        Candidate(c.option, c.span, {**c.features, "rule": 1.0}) if (c.option == "none" and chosen is None) or (c.span is not None and c.chars == chosen) else c
+        for c in candidates
+    )
 
 
 def _unit_end(doc: Doc, tokens: Span, value: Value) -> int:

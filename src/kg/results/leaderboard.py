@@ -133,8 +133,9 @@ class Leaderboard:
 # ---- rows from the graph --------------------------------------------------------------------
 
 
-def _sentence(abstract: str, result: dict[str, Any]) -> tuple[str, int, int] | None:
-    """The result's sentence, cut around the value when long, and the value's place in it."""
+def cut_sentence(abstract: str, result: dict[str, Any], limit: int = SENTENCE_CHARS) -> tuple[str, int, int] | None:
+    """The result's sentence, cut to about `limit` characters around the value when longer (an
+    ellipsis marks a cut), and the value's place in it; None for offsets that do not fit the abstract."""
     try:
         start, end, sent_start, sent_end = (int(result[k]) for k in ("start", "end", "sent_start", "sent_end"))
     except (KeyError, TypeError, ValueError):
@@ -142,8 +143,8 @@ def _sentence(abstract: str, result: dict[str, Any]) -> tuple[str, int, int] | N
     if not (0 <= sent_start <= start < end <= sent_end <= len(abstract)):
         return None
     first, last = sent_start, sent_end
-    if last - first > SENTENCE_CHARS:  # keep the value in the middle of what is kept
-        half = SENTENCE_CHARS // 2
+    if last - first > limit:  # keep the value in the middle of what is kept
+        half = limit // 2
         first, last = max(first, start - half), min(last, end + half)
     lead = "…" if first > sent_start else ""
     tail = "…" if last < sent_end else ""
@@ -171,7 +172,7 @@ def build_entries(graph: nx.DiGraph[str]) -> tuple[list[Entry], dict[str, dict[s
             dataset = result.get("dataset_concept") if isinstance(result, dict) else None
             if not isinstance(dataset, str) or nodes.get(f"concept:{dataset}", {}).get("type") != "DATASET":
                 continue
-            sentence = _sentence(abstract, result)
+            sentence = cut_sentence(abstract, result)
             number = result.get("number")
             if sentence is None or not isinstance(number, (int, float)) or not math.isfinite(number):
                 continue
@@ -351,8 +352,7 @@ def leaderboard(
     tables = []
     for group in sorted({row.metric for row in kept}, key=lambda g: (-sum(r.metric == g for r in kept), names.get(g, g).lower())):
         label = names.get(group, group)
-        alt = metrics.get(group, [label, []])[1]
-        way = direction(label) or next((direction(k) for k in alt if direction(k)), None)
+        way = metric_direction(label, metrics.get(group, [label, []])[1])
         mine = [row for row in kept if row.metric == group]
         absolute = [row for row in mine if row.kind == "absolute"]
         gains = sorted((row for row in mine if row.kind != "absolute"), key=lambda r: (-r.number, -r.score, r.paper_id))
@@ -363,6 +363,46 @@ def leaderboard(
         tables=tuple(_named(table, names, tasks_named) for table in tables),
         below=sum(1 for row in rows if row.score < threshold and row.metric != NO_METRIC), source=index.source,
     )  # fmt: skip
+
+
+def metric_direction(label: str, keys: Iterable[str] = ()) -> Direction | None:
+    """Which way a metric is better, by its label, else by any of its other labels' keys."""
+    return direction(label) or next((way for way in map(direction, keys) if way), None)
+
+
+PAGE_ROWS = 10  # rows of each table on the page
+PAGE_TABLES = 6  # tables of each dataset or metric on the page
+
+
+def concept_tables(graph: nx.DiGraph[str], min_score: float = MIN_RESULT_SCORE) -> dict[str, list[tuple[str, Direction | None, list[Row]]]]:
+    """What the page shows of the leaderboards: for each dataset concept a table per metric, for
+    each metric concept a table per dataset, as (heading, direction, best `PAGE_ROWS` rows), the
+    tables with most rows first (`PAGE_TABLES` at most); absolute values scored `min_score` or more."""
+    entries, chunks = build_entries(graph)
+    labels = {entry.concept: entry.label for entry in entries}
+    found: dict[str, dict[str, list[Row]]] = {}
+    directions: dict[str, Direction | None] = {}
+    for dataset, chunk in chunks.items():
+        for values in chunk["rows"]:
+            row = Row.from_list(values)
+            if row.score < min_score or row.kind != "absolute" or row.metric == NO_METRIC:
+                continue
+            label, keys = chunk["metrics"][row.metric]
+            directions.setdefault(row.metric, metric_direction(label, keys))
+            named = Row(**{**asdict(row), "metric": str(label), "task": chunk["tasks"].get(row.task, [row.task])[0] if row.task else None})
+            found.setdefault(dataset, {}).setdefault(row.metric, []).append(named)
+            if not row.metric.startswith("text:"):  # a metric concept: its own tables, one per dataset
+                found.setdefault(row.metric, {}).setdefault(dataset, []).append(named)
+    out: dict[str, list[tuple[str, Direction | None, list[Row]]]] = {}
+    for concept, groups in found.items():
+        tables = []
+        for group, rows in groups.items():
+            way = directions.get(group) if concept in chunks else directions.get(concept)
+            heading = rows[0].metric if concept in chunks else labels.get(group, group)
+            tables.append((heading, way, rank(rows, way)[:PAGE_ROWS], len(rows)))
+        tables.sort(key=lambda t: (-t[3], t[0].lower()))
+        out[concept] = [(heading, way, rows) for heading, way, rows, _ in tables[:PAGE_TABLES]]
+    return out
 
 
 def _named(table: Table, metrics: dict[str, str], tasks: dict[str, str]) -> Table:
