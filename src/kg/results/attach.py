@@ -299,6 +299,12 @@ def sites(doc: Doc, spans: list[Span] | None = None) -> list[Site]:
         metric = _agreeing(tuple(_metric_candidates(ctx, value, tokens, after, sent_n)), None if rule is None else rule.metric, rule is not None)
         dataset = _agreeing(tuple(_dataset_candidates(ctx, tokens, sent_n)), None if rule is None else rule.dataset, rule is not None)
         method = tuple(_method_candidates(ctx, tokens, sent_n))
+        if rule is not None:  # the rules' method: a span, else the paper's own or an unnamed baseline
+            ruled_option = "span" if rule.method is not None else "proposed" if rule.proposed else "baseline"
+            method = tuple(
+                Candidate(c.option, c.span, {**c.features, "rule": 1.0}) if c.option == ruled_option and (c.span is None or c.chars == rule.method) else c
+                for c in method
+            )
         features = _claim_features(ctx, value, tokens, after, sent_n, metric, dataset)
         if rule is not None:
             features["rule_claim"] = 1.0
