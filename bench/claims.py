@@ -168,7 +168,8 @@ def main() -> int:
             if args.sweep:
                 for t in THRESHOLDS:
                     figures = evaluate(records, found, concepts, t)
-                    print(f"    {way} {t:4.2f}  found {figures['claims found']:4d}  precision {figures['precision']:.3f}  recall {figures['recall']:.3f}  method {figures['method link precision']:.3f}")
+                    found_n, method = figures["claims found"], figures["method link precision"]
+                    print(f"    {way} {t:4.2f}  found {found_n:4d}  precision {figures['precision']:.3f}  recall {figures['recall']:.3f}  method {method:.3f}")
             if args.choose is not None and way == "learned":
                 best, lowest = choose(records, found, concepts, args.choose)
                 print(f"  threshold with the best F0.5: {best}; lowest threshold with precision >= {args.choose}: {lowest}")

@@ -30,8 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
 from claims import GOLD, fold  # noqa: E402
-
-from kg.results.attach import PARTS, AttachModel, Candidate, Site, sites  # noqa: E402
+from kg.results.attach import AttachModel, Candidate, Site, sites  # noqa: E402
 
 OUTPUT = ROOT / "src" / "kg" / "models" / "claim-attacher.json"
 L2_CHOICES = (3.0, 10.0, 30.0, 100.0)

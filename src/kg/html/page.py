@@ -38,9 +38,9 @@ from urllib.parse import urlsplit
 import networkx as nx
 
 from kg.graph import concept_key, paper_key
-from kg.results import MIN_RESULT_SCORE
 from kg.html.regions import OTHER_COLOR, Region, find_regions, focus_layout, layout
 from kg.html.select import AUTO_MAX_NODES, concept_paper_counts, select_subgraph
+from kg.results import MIN_RESULT_SCORE
 from kg.util.atomic import output_errors, write_text
 from kg.util.gcpause import gc_paused
 

@@ -487,10 +487,11 @@ def _method_candidates(ctx: _Doc, tokens: Span, sent_n: int) -> Iterable[Candida
         "cue": bool(words & BASELINE_CUES),
     }
     count_feature = _bucket("methods_in_sentence", len(methods), (0, 1, 2))
-    for option in ("proposed", "baseline"):
-        features = {"bias": 1.0, option: 1.0, f"{option}_{count_feature}": 1.0}
-        features.update({f"{option}_{name}": 1.0 for name, on in shared.items() if on})
-        yield Candidate(option, None, features)  # type: ignore[arg-type]
+    unnamed: tuple[Option, ...] = ("proposed", "baseline")
+    for choice in unnamed:
+        own = {"bias": 1.0, str(choice): 1.0, f"{choice}_{count_feature}": 1.0}
+        own.update({f"{choice}_{name}": 1.0 for name, on in shared.items() if on})
+        yield Candidate(choice, None, own)
 
 
 def _nearest_task(ctx: _Doc, tokens: Span, sent_n: int) -> Span | None:

@@ -163,7 +163,7 @@ def build_entries(graph: nx.DiGraph[str]) -> tuple[list[Entry], dict[str, dict[s
     ``{"metrics": {id: [label, keys]}, "tasks": {id: [label, keys]}, "rows": [row lists]}``."""
     nodes = graph.nodes
     chunks: dict[str, dict[str, Any]] = {}
-    for key, data in graph.nodes(data=True):
+    for _key, data in graph.nodes(data=True):
         if data.get("kind") != "paper" or not data.get("results"):
             continue
         abstract = str(data.get("abstract") or "")
@@ -193,7 +193,8 @@ def build_entries(graph: nx.DiGraph[str]) -> tuple[list[Entry], dict[str, dict[s
     for chunk in chunks.values():  # a stable order, whatever the graph's
         chunk["rows"].sort(key=lambda row: (row[0], row[15], row[16]))
     entries = []
-    for key, data in sorted(graph.nodes(data=True)):
+    for node in sorted(graph.nodes):
+        data = graph.nodes[node]
         if data.get("kind") != "concept" or data.get("type") != "DATASET":
             continue
         label = str(data.get("label") or data.get("id"))
@@ -350,7 +351,10 @@ def leaderboard(
     kept = [row for row in rows if row.score >= threshold and row.metric != NO_METRIC]
     names = {group: str(label) for group, (label, _) in metrics.items()}
     tables = []
-    for group in sorted({row.metric for row in kept}, key=lambda g: (-sum(r.metric == g for r in kept), names.get(g, g).lower())):
+    def most_claims_first(group: str) -> tuple[int, str]:
+        return -sum(row.metric == group for row in kept), names.get(group, group).lower()
+
+    for group in sorted({row.metric for row in kept}, key=most_claims_first):
         label = names.get(group, group)
         way = metric_direction(label, metrics.get(group, [label, []])[1])
         mine = [row for row in kept if row.metric == group]
