@@ -248,3 +248,14 @@ def test_cli_rejects_a_score_out_of_range(board_dir: Path, capsys, score: str) -
 def test_cli_without_a_graph(tmp_path: Path, capsys) -> None:
     code, _, err = run(capsys, "ImageNet", "--graph", str(tmp_path))
     assert code == ExitCode.GRAPH_NOT_FOUND and "no graph" in err
+
+
+def test_a_fraction_beside_percentages_ranks_as_its_percentage() -> None:
+    from dataclasses import replace
+
+    from kg.results.leaderboard import Row, rank
+
+    base = Row("p", "t", 2020, "0", 0.0, "%", "absolute", "accuracy", "(proposed)", None, True, None, None, 0.9, "s", 0, 1)
+    rows = [replace(base, value="76.1", number=76.1), replace(base, value="0.80", number=0.8, unit=None), replace(base, value="1.0", number=1.0, unit=None)]
+    assert [row.value for row in rank(rows, "higher")] == ["0.80", "76.1", "1.0"]  # 0.80 is 80 %; "1.0" (no fraction) stays 1
+    assert [row.value for row in rank(rows[1:], "higher")] == ["1.0", "0.80"]  # no percentage in the table: as written
