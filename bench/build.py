@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "corpus"
 KG = [sys.executable, "-m", "kg"]
 EXTRA = 10  # papers added for the incremental rebuild (and then removed, and edited)
-OUTPUTS = ("papers.jsonl", "entities.jsonl", "concepts.jsonl", "graph.json", "graph.ttl", "graph.html", "related.idx")
+OUTPUTS = ("papers.jsonl", "entities.jsonl", "concepts.jsonl", "graph.json", "graph.ttl", "graph.html", "related.idx", "leaderboard.idx")
 
 # Bare spaCy: kg's pipeline (loaded as kg loads it), each process piping every N-th abstract.
 BARE = """

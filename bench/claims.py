@@ -1,16 +1,21 @@
 """How well kg finds result claims, against kg's gold claims (bench/gold/claims).
 
-    python bench/claims.py [--split train|dev] [--min-score S] [--sweep] [--show N]
+    python bench/claims.py [--split train|dev|both] [--min-score S] [--sweep] [--show N] [--attacher FILE] [--choose P]
 
 Each gold abstract goes through the front half of a build (extraction, resolution, propagation,
-result linking: `kg.concepts.find.find_concepts`, no cache), alone with the others of its split.
+result linking: `kg.concepts.find.find_concepts`, no cache), alone with the others of its split,
+twice in the same run: with the learned attacher (`kg.results.find.learned_claims`, the shipped
+weights or --attacher FILE) and with today's rules (`kg.results.find.rule_claims`).
 A found claim matches the gold claim whose value span it overlaps (one to one). It is **right**
 when its metric and dataset are right too: equal after folding case, spaces and hyphens, or equal
 to a label of the concept kg linked (so "WER" is right for "word error rate" when kg merged them);
 both absent counts as equal. Printed: claim precision and recall, the precision of the method link
 (over right claims: the same name, or both the paper's unnamed method / an unnamed baseline), and
-the share of abstracts with a gold claim that yield at least one. `--sweep` prints the figures per
-score threshold (choose on train, report on dev)."""
+the share of abstracts with a gold claim that yield at least one, at kg's default threshold
+(`kg.results.MIN_RESULT_SCORE`; the rules' claims at any score). `--sweep` prints the figures per
+score threshold: the precision–recall curve. `--choose P` prints the threshold at which the learned
+claims of the split have the best F0.5 (the default threshold is chosen so on dev) and the lowest one
+at which they reach precision P."""
 
 from __future__ import annotations
 
@@ -18,7 +23,9 @@ import argparse
 import json
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from unittest import mock
 
 from kg.concepts.find import find_concepts
 from kg.model import Paper
@@ -96,31 +103,76 @@ def evaluate(records: list[dict], found: list, concepts: dict, min_score: float,
     }
 
 
+THRESHOLDS = tuple(round(0.05 * n, 2) for n in range(20))
+
+
+def front(papers: list[Paper], finder: Callable | None) -> tuple[dict, list]:
+    """The concepts and each paper's results of the front half of a build, claims found by `finder`
+    (kg's own `find_claims` when None)."""
+    with mock.patch("kg.results.find.find_claims", finder) if finder is not None else mock.patch.dict({}):
+        found = find_concepts(papers, cache_dir=None)
+    return {c.id: c for c in found.resolution.concepts}, list(found.results)
+
+
+def finders(attacher: Path | None) -> dict[str, Callable]:
+    from kg.results.attach import AttachModel, load_attacher
+    from kg.results.find import learned_claims, rule_claims
+
+    model = AttachModel(json.loads(attacher.read_text(encoding="utf-8"))) if attacher else load_attacher()
+    if model is None:
+        raise SystemExit("no attacher: kg/models/claim-attacher.json is not installed and --attacher was not given")
+    return {"learned": lambda doc, spans=None: learned_claims(doc, model, spans), "rules": rule_claims}
+
+
+def choose(records: list[dict], found: list, concepts: dict, precision: float) -> tuple[float, float | None]:
+    """In steps of 0.01: the threshold with the best F-beta (beta 0.5: precision counts twice as much
+    as recall; the rule kg's default threshold is chosen by, as the mention scorer's), and the lowest
+    threshold at which the claims reach `precision` (None if none does)."""
+    best, best_f, lowest = 0.0, -1.0, None
+    for step in range(101):
+        figures = evaluate(records, found, concepts, step / 100)
+        p, r = figures["precision"], figures["recall"]
+        f = 1.25 * p * r / (0.25 * p + r) if p + r else 0.0
+        if f > best_f:
+            best, best_f = step / 100, f
+        if lowest is None and figures["claims found"] and p >= precision:
+            lowest = step / 100
+    return best, lowest
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--split", default="dev", choices=("train", "dev"))
+    parser.add_argument("--split", default="dev", choices=("train", "dev", "both"))
     parser.add_argument("--min-score", type=float, default=None, help="default: kg's own (kg.results.MIN_RESULT_SCORE)")
-    parser.add_argument("--sweep", action="store_true")
-    parser.add_argument("--show", type=int, default=0, help="print up to N wrong claims")
+    parser.add_argument("--sweep", action="store_true", help="print the precision-recall curve")
+    parser.add_argument("--show", type=int, default=0, help="print up to N wrong claims (learned)")
+    parser.add_argument("--attacher", type=Path, default=None, help="weights to measure instead of the shipped ones")
+    parser.add_argument("--choose", type=float, default=None, metavar="P", help="print the best-F0.5 threshold and the lowest one reaching precision P")
     args = parser.parse_args()
-    path = GOLD / f"{args.split}.jsonl"
-    if not path.exists():
-        print(f"no gold file {path}", file=sys.stderr)
-        return 2
     from kg.results import MIN_RESULT_SCORE
 
-    records = [json.loads(line) for line in path.open(encoding="utf-8")]
-    papers = [Paper(id=r["id"], title=r["title"] or "", abstract=r["text"], year=r.get("year")) for r in records]
-    front = find_concepts(papers, cache_dir=None)
-    concepts = {c.id: c for c in front.resolution.concepts}
-    found = list(front.results)
-    print(f"{args.split}: {len(records)} abstracts")
-    if args.sweep:
-        for threshold in (0.0, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9):
-            print(threshold, evaluate(records, found, concepts, threshold))
-        return 0
     threshold = MIN_RESULT_SCORE if args.min_score is None else args.min_score
-    print(json.dumps({"min score": threshold, **evaluate(records, found, concepts, threshold, show=args.show)}, indent=1))
+    ways = finders(args.attacher)
+    for split in ("train", "dev") if args.split == "both" else (args.split,):
+        path = GOLD / f"{split}.jsonl"
+        if not path.exists():
+            print(f"no gold file {path}", file=sys.stderr)
+            return 2
+        records = [json.loads(line) for line in path.open(encoding="utf-8")]
+        papers = [Paper(id=r["id"], title=r["title"] or "", abstract=r["text"], year=r.get("year")) for r in records]
+        print(f"{split}: {len(records)} abstracts, {sum(len(r['claims']) for r in records)} gold claims")
+        for way, finder in ways.items():
+            concepts, found = front(papers, finder)
+            at = threshold if way == "learned" else 0.0
+            print(f"  {way} at min score {at}: {json.dumps(evaluate(records, found, concepts, at, show=args.show if way == 'learned' else 0))}")
+            if args.sweep:
+                for t in THRESHOLDS:
+                    figures = evaluate(records, found, concepts, t)
+                    found_n, method = figures["claims found"], figures["method link precision"]
+                    print(f"    {way} {t:4.2f}  found {found_n:4d}  precision {figures['precision']:.3f}  recall {figures['recall']:.3f}  method {method:.3f}")
+            if args.choose is not None and way == "learned":
+                best, lowest = choose(records, found, concepts, args.choose)
+                print(f"  threshold with the best F0.5: {best}; lowest threshold with precision >= {args.choose}: {lowest}")
     return 0
 
 

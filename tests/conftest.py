@@ -201,13 +201,13 @@ def seeds_graph(seeds_out: Path):
 
 def _rdf_sample_graph():
     from kg.graph import build_graph
-    from kg.model import Concept, Mention, Paper, PaperEntities
+    from kg.model import Concept, Mention, Paper, PaperEntities, Result
 
     def mention(start: int, end: int, text: str, label: str, concept: str, role: str = "used", score: float = 0.9) -> Mention:
         return Mention(start=start, end=end, text=text, label=label, concept=concept, role=role, source="vocab", score=score, sent_start=0, sent_end=end)
 
     a1 = "We propose HippoRAG for question answering on MuSiQue, trained on A100 GPUs."
-    a2 = "We evaluate BERT and HippoRAG on MuSiQue and report F1."
+    a2 = "We evaluate BERT and HippoRAG on MuSiQue and report F1 of 61.2, 3.5 points over BERT."
     a3 = "Transformers for question answering."
     papers = [
         Paper(id="p1", title="HippoRAG: memory", abstract=a1, authors=("Ada Lovelace", "Alan Turing"), year=2024, venue="NeurIPS", url="https://example.org/p1", doi="10.1/abc"),
@@ -238,7 +238,17 @@ def _rdf_sample_graph():
         )),
         PaperEntities("p3/x y", (mention(17, 35, "question answering", "TASK", "task/qa"),)),
     ]
-    return build_graph(papers, entities, concepts, meta={"pipeline": {"name": "kg-extract", "version": "1.0"}})
+    # p2's two claims: 61.2 F1 on MuSiQue (linked to concepts) and a gain over BERT (words only, a low score)
+    claim = dict(sent_start=0, sent_end=len(a2), task=None, task_concept=None)
+    results = [(
+        Result(paper_id="p2", start=58, end=62, value="61.2", number=61.2, unit=None, kind="absolute", metric="F1", metric_concept="metric/f1",
+               dataset="MuSiQue", dataset_concept="dataset/musique", method="HippoRAG", method_concept="method/hipporag", proposed=True,
+               baseline=None, baseline_concept=None, score=0.8, **claim),
+        Result(paper_id="p2", start=64, end=67, value="3.5", number=3.5, unit="points", kind="improvement", metric=None, metric_concept=None,
+               dataset=None, dataset_concept=None, method="(proposed)", method_concept=None, proposed=True, baseline="BERT",
+               baseline_concept="method/bert", score=0.3, **claim),
+    )]  # fmt: skip
+    return build_graph(papers, entities, concepts, meta={"pipeline": {"name": "kg-extract", "version": "1.0"}}, results=results)
 
 
 def _html_sample_graph():
@@ -297,7 +307,7 @@ def plain_rows() -> Callable:
 
 @pytest.fixture(scope="session")
 def sample_graph() -> Callable:
-    """`sample_graph()`: a new copy of the hand-made RDF/SPARQL graph (10 nodes, 10 edges, 272 triples)."""
+    """`sample_graph()`: a new copy of the hand-made RDF/SPARQL graph (10 nodes, 10 edges, 322 triples; p2 states two results)."""
     return _rdf_sample_graph
 
 

@@ -47,3 +47,14 @@ def test_sparql_over_the_cached_store_needs_neither_networkx_nor_rdflib(sample_g
     run = f"from kg.cli import main\nassert main(['sparql', 'ASK {{}}', '--graph', {str(tmp_path)!r}, '--backend', 'oxigraph']) == 0"
     assert imported_after(run) == {"pyoxigraph", "networkx"}  # the first query builds the store from graph.json
     assert imported_after(run) == {"pyoxigraph"}  # later ones only open it
+
+
+def test_leaderboard_over_its_index_imports_nothing_heavy(sample_graph, tmp_path: Path) -> None:
+    from kg.results.leaderboard import write_index
+
+    graph = sample_graph()
+    save(graph, tmp_path)
+    run = f"from kg.cli import main\nassert main(['leaderboard', 'musique', '--graph', {str(tmp_path)!r}]) == 0"
+    assert imported_after(run) == {"networkx"}  # no index: graph.json is read
+    write_index(graph, tmp_path)
+    assert imported_after(run) == set()

@@ -20,7 +20,7 @@ from kg.rdf.fragments import FragmentIndex, index_path
 from kg.rdf.store import STORE_DIR
 
 EPOCH = "1767225600"  # SOURCE_DATE_EPOCH: the build time every build here records
-OUTPUTS = ("papers.jsonl", "entities.jsonl", "concepts.jsonl", "graph.json", "graph.ttl", "graph.html", "related.idx", ".graph.ttl.fragments")
+OUTPUTS = ("papers.jsonl", "entities.jsonl", "concepts.jsonl", "graph.json", "graph.ttl", "graph.html", "related.idx", "leaderboard.idx", ".graph.ttl.fragments")
 
 
 @pytest.fixture(scope="module")

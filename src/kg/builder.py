@@ -39,8 +39,8 @@ if TYPE_CHECKING:
 PAPERS_FILE = "papers.jsonl"
 ENTITIES_FILE = "entities.jsonl"
 CONCEPTS_FILE = "concepts.jsonl"
-# Every file a build writes (kg.graph, kg.rdf.writers, kg.html, kg.related_work.rank name the last four).
-OUTPUT_FILES = (PAPERS_FILE, ENTITIES_FILE, CONCEPTS_FILE, "graph.json", "graph.ttl", "graph.html", "related.idx")
+# Every file a build writes (kg.graph, kg.rdf.writers, kg.html, kg.related_work.rank, kg.results.leaderboard name the last five).
+OUTPUT_FILES = (PAPERS_FILE, ENTITIES_FILE, CONCEPTS_FILE, "graph.json", "graph.ttl", "graph.html", "related.idx", "leaderboard.idx")
 EMBED_FILES = ("embeddings.npy", "embeddings.json")  # with embed only (kg.related_work.embed names them)
 
 
@@ -351,6 +351,11 @@ def _write_outputs(
 
     with clock.stage("Indexing related work"):
         write_index(graph, folder)
+    # The leaderboards' index, so `kg leaderboard` answers without loading graph.json.
+    from kg.results.leaderboard import write_index as write_leaderboards
+
+    with clock.stage("Indexing leaderboards"):
+        write_leaderboards(graph, folder)
     return _Written(
         stats=found.stats,
         concepts_by_type=dict(sorted(Counter(concept.type for concept in resolution.concepts).items())),

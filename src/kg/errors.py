@@ -42,7 +42,7 @@ class ExitCode(IntEnum):
     OUTPUT_PERMISSION = 22
     OUTPUT_LOCKED = 23
     EXTRA_MISSING = 24  # an optional extra (embed) is not installed
-    LABEL_NOT_FOUND = 25  # `kg sparql`: a bound label names no concept (rows, if any, still printed)
+    LABEL_NOT_FOUND = 25  # `kg sparql`: a bound label names no concept (rows, if any, still printed); `kg leaderboard`: no dataset, metric or task has the name
     CONFIRMATION_NEEDED = 26  # `kg cache clear` with no terminal to ask on and no --yes
 
 
@@ -122,6 +122,19 @@ class AmbiguousPaper(KgError):
     def __init__(self, message: str, *, candidates: tuple[str, ...] = ()) -> None:
         super().__init__(message)
         self.candidates = candidates
+
+
+class LabelNotFound(KgError):
+    """A name that no concept of the asked kind has (`kg leaderboard DATASET`); `suggestions` are
+    the closest labels, best first (the message names them too)."""
+
+    exit_code = ExitCode.LABEL_NOT_FOUND
+
+    def __init__(self, message: str, *, label: str = "", suggestions: tuple[str, ...] = ()) -> None:
+        close = f"; close labels: {', '.join(suggestions)}" if suggestions else "; no label is close"
+        super().__init__(message + close)
+        self.label = label
+        self.suggestions = suggestions
 
 
 class QueryError(KgError):

@@ -24,7 +24,7 @@ def options_named(name: str) -> dict[str, click.Option]:
 
 
 @pytest.mark.parametrize(("name", "commands", "default"), [
-    ("--graph", {"export", "html", "related", "serve", "sparql"}, "out"),
+    ("--graph", {"export", "html", "leaderboard", "related", "serve", "sparql"}, "out"),
     ("--base", {"export", "serve", "sparql"}, DEFAULT_BASE),
 ])
 def test_shared_options_are_identical(name: str, commands: set[str], default: str) -> None:

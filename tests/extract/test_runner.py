@@ -14,7 +14,7 @@ from kg.builder import BuildOptions, build
 from kg.extract.cache import CACHE_FILE
 from kg.ingest import read_corpus
 
-GRAPH_OUTPUTS = ("entities.jsonl", "concepts.jsonl", "graph.json", "graph.ttl", "graph.html", "related.idx")
+GRAPH_OUTPUTS = ("entities.jsonl", "concepts.jsonl", "graph.json", "graph.ttl", "graph.html", "related.idx", "leaderboard.idx")
 
 
 @pytest.fixture(scope="module")

@@ -490,3 +490,70 @@ def test_a_related_paper_that_rests_on_the_abstracts_alone_says_so(open_page, ma
     related = page.js("[...document.querySelectorAll('#kg-panel .kg-related > li')].map(li => li.textContent)")
     assert related[0] == "A paper on its ownsimilar abstract, no word in common"
     assert all("shares " in text for text in related[1:]) and len(related) == 3
+
+
+def with_results(graph, evil_abstract: str):
+    """make_graph() with result claims: three on ImageNet in BLEU (one in the paper whose text
+    carries payloads, its sentence holding one more), a gain, and one scored below the threshold."""
+    from kg.graph import paper_key
+
+    def claim(text: str, value: str, score: float, **fields) -> dict:
+        start = text.index(value)
+        sent_start = text.rfind(". ", 0, start) + 2 if ". " in text[:start] else 0
+        sent_end = text.find(". ", start + len(value)) + 1 or len(text)
+        base = {"start": start, "end": start + len(value), "value": value, "number": float(value), "unit": None, "kind": "absolute",
+                "metric": "BLEU", "metric_concept": "metric/bleu", "dataset": "ImageNet", "dataset_concept": "dataset/imagenet",
+                "task": None, "task_concept": None, "method": "(proposed)", "method_concept": None, "proposed": True,
+                "baseline": None, "baseline_concept": None, "score": score, "sent_start": sent_start, "sent_end": sent_end}  # fmt: skip
+        return {**base, **fields}
+
+    texts = {
+        "p1": "We propose GNN-X for molecules on GPUs. GNN-X reaches 28.0 BLEU on ImageNet.",
+        "p2": "RAG evaluated on ImageNet with BLEU. RAG reaches 31.5 BLEU on ImageNet, 2.1 points over GNN. A draft got 12.5 BLEU.",
+        "p3": evil_abstract + " It reaches 99.9 BLEU on ImageNet <img src=x onerror=\"window.__pwned='claim'\">.",
+    }
+    results = {
+        "p1": [claim(texts["p1"], "28.0", 0.9, method="graph neural network", method_concept="method/gnn")],
+        "p2": [claim(texts["p2"], "31.5", 0.8, method="retrieval-augmented generation", method_concept="method/rag"),
+               claim(texts["p2"], "2.1", 0.7, unit="points", kind="improvement", baseline="GNN", baseline_concept="method/gnn"),
+               claim(texts["p2"], "12.5", 0.1)],
+        "p3": [claim(texts["p3"], "99.9", 0.75, method="<b>evil</b>")],
+    }  # fmt: skip
+    for pid, text in texts.items():
+        graph.nodes[paper_key(pid)]["abstract"] = text
+        graph.nodes[paper_key(pid)]["results"] = results[pid]
+    return graph
+
+
+def test_leaderboards_and_claims_in_the_panel(open_page, make_graph, evil_abstract) -> None:
+    from kg.results import MIN_RESULT_SCORE
+
+    assert 0.1 < MIN_RESULT_SCORE <= 0.7  # the test's claims: 0.1 below it, the others above
+    page = open_page(with_results(make_graph(), evil_abstract))
+    # A dataset's panel: its leaderboard per metric, best first, each row's sentence with the value marked.
+    page.js("kgFocus('concept:dataset/imagenet')")
+    boards = page.js("[...document.querySelectorAll('#kg-panel .kg-board')].map(b => [b.querySelector('h4').textContent, b.querySelector('.kg-meta').textContent])")
+    assert boards == [["BLEU", "higher is better"]]
+    rows = page.js("[...document.querySelectorAll('#kg-panel .kg-board-row')].map(r => [r.querySelector('.kg-board-value').textContent, "
+                   "r.querySelector('.kg-board-method').textContent, r.querySelector('mark').textContent, r.querySelector('.kg-sentence').textContent])")
+    assert [row[:3] for row in rows] == [
+        ["99.9", "<b>evil</b>", "99.9"], ["31.5", "retrieval-augmented generation", "31.5"], ["28.0", "graph neural network", "28.0"],
+    ]  # the gain (2.1 points) is not ranked, the claim scored 0.1 is left out
+    assert rows[1][3] == "RAG reaches 31.5 BLEU on ImageNet, 2.1 points over GNN."
+    assert "<img src=x onerror=\"window.__pwned='claim'\">" in rows[0][3]  # shown as text
+    # A row's paper chip opens the paper: its claims, every one, the value marked, the low one dimmed.
+    page.page.click("#kg-panel .kg-board-row:nth-child(2) .kg-chip")
+    assert page.js("kgNetwork.getSelectedNodes()") == ["paper:p2"]
+    claims = page.js("[...document.querySelectorAll('#kg-panel .kg-claim')].map(c => [c.querySelector('.kg-claim-what').textContent, "
+                     "c.querySelector('mark').textContent, c.classList.contains('kg-low')])")
+    assert claims == [["31.5 BLEU on ImageNet", "31.5", False], ["2.1 points gain BLEU on ImageNet", "2.1", False], ["12.5 BLEU on ImageNet", "12.5", True]]
+    assert page.js("document.querySelector('#kg-panel h3 + .kg-claims') !== null")
+    # A metric's panel: its leaderboard per dataset.
+    page.js("kgFocus('concept:metric/bleu')")
+    assert page.js("[...document.querySelectorAll('#kg-panel .kg-board h4')].map(h => h.textContent)") == ["on ImageNet"]
+    assert page.js("document.querySelectorAll('#kg-panel .kg-board-row').length") == 3
+    # Nothing from the claims ran or became an element.
+    page.js("kgFocus('paper:p3')")
+    assert page.js("document.querySelectorAll('#kg-panel .kg-claim mark').length") == 1
+    assert page.js("document.querySelectorAll('img, #kg-panel b, #kg-panel script').length") == 0
+    assert page.js("window.__pwned") is None

@@ -23,7 +23,7 @@ def expected_triples(sample_graph) -> set:
 def test_export_rdf_formats_default_path(sample_dir, capsys, fmt: str, parser: str, expected_triples) -> None:
     assert main(["export", "--graph", str(sample_dir), "--format", fmt]) == 0
     path = sample_dir / f"graph.{fmt}"
-    assert capsys.readouterr().out == f"wrote {path} (272 triples)\n"
+    assert capsys.readouterr().out == f"wrote {path} (322 triples)\n"
     assert set(rdflib.Graph().parse(path, format=parser)) == expected_triples
     assert not list(sample_dir.glob(".graph.*.tmp"))  # atomic: no temporary file left
 
@@ -62,7 +62,7 @@ def test_export_shards(sample_dir, capsys, expected_triples) -> None:
     assert main(["export", "--graph", str(sample_dir), "-f", "nt", "--shards", "4", "-o", str(target)]) == 0
     names = sorted(p.name for p in target.parent.iterdir())
     assert names == [f"kg-0000{i}-of-00004.nt" for i in range(4)]
-    assert capsys.readouterr().out == f"wrote 4 shards (272 triples): {target.parent / names[0]} … {target.parent / names[-1]}\n"
+    assert capsys.readouterr().out == f"wrote 4 shards (322 triples): {target.parent / names[0]} … {target.parent / names[-1]}\n"
     union = set()
     for name in names:
         union |= set(rdflib.Graph().parse(target.parent / name, format="nt"))
@@ -76,7 +76,7 @@ def test_shards_load_into_a_store(sample_dir) -> None:
     store = ox.Store()
     for path in sorted(sample_dir.glob("graph-*-of-00002.nt")):
         store.bulk_load(path=str(path), format=ox.RdfFormat.N_TRIPLES)
-    assert len(store) == 272
+    assert len(store) == 322
 
 
 def test_shards_need_nt(sample_dir, capsys) -> None:

@@ -189,7 +189,9 @@ def test_mention_provenance(sample_graph) -> None:
 
 
 def test_triple_count(sample_graph) -> None:
-    assert sum(1 for _ in triples.triples(sample_graph())) == 272  # 246 + 9 kg:key (7 labels, 2 altLabels) + 9 kg:score (one per annotation) + 8 kg:paperCount (7 concepts, the scheme)
+    # 246 + 9 kg:key (7 labels, 2 altLabels) + 9 kg:score (one per annotation) + 8 kg:paperCount (7 concepts, the scheme)
+    # + 50 for two kg:Result (2 kg:hasResult, 16 + 14 on the results, 9 on each sentence)
+    assert sum(1 for _ in triples.triples(sample_graph())) == 322
 
 
 # --- serialisations ----------------------------------------------------------------------
@@ -201,7 +203,7 @@ def test_turtle_is_deterministic_and_parses_back_isomorphic(sample_graph) -> Non
     assert first == second
     parsed = parse(first)
     expected = convert.to_rdflib(graph)
-    assert len(parsed) == len(expected) == 272
+    assert len(parsed) == len(expected) == 322
     assert isomorphic(parsed, expected)
     assert set(parsed) == set(expected)  # no blank nodes: plain set equality
 
@@ -215,7 +217,7 @@ def test_other_formats_hold_the_same_triples(sample_graph, fmt: str, rdflib_form
 def test_store_holds_the_same_triples(sample_graph) -> None:
     graph = sample_graph()
     store = to_store(graph)
-    assert len(store) == 272
+    assert len(store) == 322
     assert {(q.subject, q.predicate, q.object) for q in store} == {(t.subject, t.predicate, t.object) for t in triples.triples(graph)}
 
 
@@ -225,7 +227,7 @@ def test_nt_shards_partition_by_subject(sample_graph, tmp_path) -> None:
     paths = sorted(tmp_path.iterdir())
     assert [p.name for p in paths] == ["graph-00000-of-00003.nt", "graph-00001-of-00003.nt", "graph-00002-of-00003.nt"]
     parts = [parse(p.read_bytes(), "nt") for p in paths]
-    assert count == 272 == sum(len(part) for part in parts)
+    assert count == 322 == sum(len(part) for part in parts)
     union = set().union(*(set(part) for part in parts))
     assert union == set(convert.to_rdflib(graph))
     subjects = [set(part.subjects()) for part in parts]

@@ -36,7 +36,7 @@ def test_bulk_load_from_turtle_holds_the_streamed_triples(sample_graph, tmp_path
     write_rdf(graph, tmp_path / "graph.ttl")
     kg_store.write_store(graph, tmp_path, turtle=tmp_path / "graph.ttl")
     from_turtle = quads(ox.Store.read_only(str(tmp_path / kg_store.STORE_DIR)))
-    assert from_turtle == quads(kg_store.to_store(graph)) and len(from_turtle) == 272
+    assert from_turtle == quads(kg_store.to_store(graph)) and len(from_turtle) == 322
     assert not list(tmp_path.glob(".graph.oxigraph.*"))  # no temporary folders left
 
 
@@ -54,7 +54,7 @@ def test_bulk_load_in_pieces_holds_the_same_triples(sample_graph, tmp_path: Path
     monkeypatch.setattr(kg_store, "BULK_LOAD_CHUNK", chunk)
     kg_store.write_store(None, tmp_path, turtle=tmp_path / "graph.ttl")
     loaded = quads(ox.Store.read_only(str(tmp_path / kg_store.STORE_DIR)))
-    assert loaded == quads(kg_store.to_store(graph)) and len(loaded) == 272
+    assert loaded == quads(kg_store.to_store(graph)) and len(loaded) == 322
 
 
 def test_a_turtle_file_its_index_does_not_describe_is_loaded_whole(sample_graph, tmp_path: Path) -> None:
@@ -67,7 +67,7 @@ def test_a_turtle_file_its_index_does_not_describe_is_loaded_whole(sample_graph,
         handle.write(b"<urn:x:s> <urn:x:p> <urn:x:o> .\n")
     assert turtle_chunks(tmp_path / "graph.ttl", 1) is None
     kg_store.write_store(None, tmp_path, turtle=tmp_path / "graph.ttl")
-    assert len(ox.Store.read_only(str(tmp_path / kg_store.STORE_DIR))) == 273
+    assert len(ox.Store.read_only(str(tmp_path / kg_store.STORE_DIR))) == 323
 
 
 @pytest.mark.parametrize("content", ['{"updates": 1e400, "fragments": 0}', '{"updates": -50, "fragments": -1}', "not json", '{"updates": "x"}'])

@@ -46,7 +46,7 @@ def test_undeclared_terms_and_their_closest_declared_ones() -> None:
     )
     assert [(t.term, t.suggestions) for t in found] == [
         ("kg:useDataset", ("kg:usesDataset", "kg:Dataset")),
-        ("kg:method", ("kg:Method",)),
+        ("kg:method", ("kg:Method", "kg:methodText")),
         ("<https://w3id.org/kg-ml/ontology#usesMethd>", ("kg:usesMethod",)),
     ]
     assert undeclared_terms("SELECT * WHERE { ?p kg:proposes ?c ; kg:usesDataset ?d }") == []

@@ -604,6 +604,64 @@
     return button;
   }
 
+  // ---- result claims: a paper's claims, a dataset's or metric's leaderboard ----
+  var UNITS = { "%": "%", "points": " points", "dB": " dB", "x": "×" };
+  var WAYS = { higher: "higher is better", lower: "lower is better" };
+
+  function valueText(value, unit) {
+    return value + (unit && UNITS[unit] ? UNITS[unit] : "");
+  }
+
+  // The sentence with its value in a <mark> (three text nodes: nothing is parsed as HTML).
+  function markedSentence(sentence, start, end) {
+    var quote = el("p", "kg-sentence");
+    quote.appendChild(document.createTextNode(sentence.slice(0, start)));
+    quote.appendChild(el("mark", null, sentence.slice(start, end)));
+    quote.appendChild(document.createTextNode(sentence.slice(end)));
+    return quote;
+  }
+
+  function appendClaims(claims) {
+    if (!claims || !claims.length) return;
+    panelBody.appendChild(el("h3", null, "Results stated (" + claims.length + ")"));
+    var list = panelBody.appendChild(el("ul", "kg-list kg-claims"));
+    claims.forEach(function (claim) {
+      // claim: [value, unit, kind, metric, dataset, method, proposed, score, sentence, value start, value end, baseline]
+      var low = claim[7] < DATA.min_result_score;
+      var item = list.appendChild(el("li", "kg-claim" + (low ? " kg-low" : "")));
+      var what = [valueText(claim[0], claim[1]) + (claim[2] === "improvement" ? " gain" : ""), claim[3] || "(no metric named)"];
+      if (claim[4]) what.push("on " + claim[4]);
+      item.appendChild(el("div", "kg-claim-what", what.join(" ")));
+      item.appendChild(el("div", "kg-meta", (claim[6] ? claim[5] : claim[5] + " (baseline)") + (claim[11] ? " over " + claim[11] : "") +
+        " · score " + claim[7].toFixed(2) +
+        (low ? " · below the leaderboards' threshold " + DATA.min_result_score : "")));
+      item.appendChild(markedSentence(claim[8], claim[9], claim[10]));
+    });
+  }
+
+  function appendLeaderboard(tables, group) {
+    if (!tables || !tables.length) return;
+    panelBody.appendChild(el("h3", null, "Leaderboard" + (tables.length > 1 ? "s" : "")));
+    tables.forEach(function (table) {
+      // table: [heading (a metric, or a dataset on a metric's panel), direction, rows]
+      var box = panelBody.appendChild(el("section", "kg-board"));
+      box.appendChild(el("h4", null, (group === "METRIC" ? "on " : "") + table[0]));
+      box.appendChild(el("p", "kg-meta", table[1] ? WAYS[table[1]] : "direction unknown: sorted high to low"));
+      var list = box.appendChild(el("ol", "kg-list kg-board-rows"));
+      table[2].forEach(function (row) {
+        // row: [paper, value, unit, method, proposed, year, score, sentence, value start, value end]
+        var paper = refs[row[0]];
+        var item = list.appendChild(el("li", "kg-board-row"));
+        var line = item.appendChild(el("div", "kg-board-line"));
+        line.appendChild(el("span", "kg-board-value", valueText(row[1], row[2])));
+        line.appendChild(el("span", "kg-board-method", row[4] ? row[3] : row[3] + " (baseline)"));
+        if (row[5]) line.appendChild(el("span", "kg-meta", String(row[5])));
+        item.appendChild(chip(paper, paper.kg.title));
+        item.appendChild(markedSentence(row[7], row[8], row[9]));
+      });
+    });
+  }
+
   function appendChips(title, list) {
     if (!list.length) return;
     panelBody.appendChild(el("h3", null, title));
@@ -634,6 +692,7 @@
         regionLine.appendChild(document.createTextNode("Region: " + REGIONS[info.region].name));
       }
       if (info.abstract) panelBody.appendChild(el("p", "kg-abstract", info.abstract));
+      appendClaims(info.claims);
       var href = safeHref(info.url);
       if (href) {
         var anchor = el("a", null, "Open paper ↗");
@@ -672,6 +731,7 @@
       panelBody.appendChild(el("p", "kg-meta", info.papers + (info.papers === 1 ? " paper" : " papers")));
       if (info.alt_labels.length) panelBody.appendChild(el("p", "kg-meta", "Also: " + info.alt_labels.join(", ")));
       if (!node.drawn) panelBody.appendChild(el("p", "kg-note", "Not drawn on this page (below its papers-per-concept threshold or type filter when written)."));
+      appendLeaderboard(info.leaderboard, node.group);
       var broader = [], narrower = [], papers = [];
       neighbours.get(id).forEach(function (link) {
         var other = byId.get(link.id);

@@ -29,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "export": "kg.cli.export:export",
     "extract": "kg.cli.extract:extract",
     "html": "kg.cli.html:html",
+    "leaderboard": "kg.cli.leaderboard:leaderboard",
     "related": "kg.cli.related:related",
     "serve": "kg.cli.serve:serve",
     "sparql": "kg.cli.sparql:sparql",

@@ -12,7 +12,8 @@ model card) runs as the component ``kg_recognizer``; another model folder can ta
 
 `pipeline_version()` is the extraction cache's key: the declared `EXTRACTION_VERSION`, the
 spaCy and statistical-model versions, the recognizer's weights digest and the digest of the data
-that shapes extraction (the vocabulary files and kg.text.words' lists, by value). Source files are
+that shapes extraction (the vocabulary files, kg.text.words' lists by value, the claim attacher's
+weights). Source files are
 not hashed, so moving code or editing a comment re-extracts nothing; a change to what extraction
 outputs must bump `EXTRACTION_VERSION` (tests/extract/test_extraction_version.py fails until it does).
 It needs no spaCy import.
@@ -43,8 +44,8 @@ EXCLUDED = ("ner",)  # see the module docstring
 # roles, scores, definitions): every cached extraction made before it is then redone.
 # 3: result claims (kg.results.find); 4: mention confidence and where (titles read), long forms start
 # at a word, units off names, brackets balanced inside tokens too; 5: LocalMention.model_confidence (a
-# transformer recognizer's belief in each mention)
-EXTRACTION_VERSION = 5
+# transformer recognizer's belief in each mention); 6: claims by the learned attacher (kg.results.attach)
+EXTRACTION_VERSION = 6
 
 
 class BlankPipelineWarning(UserWarning):
@@ -157,11 +158,14 @@ def _plain(value: Any) -> Any:
 
 @functools.lru_cache(maxsize=1)
 def extraction_data_digest() -> str:
-    """Digest of the data that shapes extraction: the vocabulary files' bytes and the values
-    of kg.text.words' public word lists (not its source, so comments and layout do not count)."""
+    """Digest of the data that shapes extraction: the vocabulary files' bytes, the values of
+    kg.text.words' public word lists (not its source, so comments and layout do not count) and
+    the claim attacher's weights (`kg.results.attach`: a refit attaches claims anew)."""
+    from kg.results import attacher_text
     from kg.text import words
 
     digest = hashlib.sha256()
+    digest.update(b"claim-attacher\0" + (attacher_text() or "").encode("utf-8"))
     vocab = resources.files("kg.schemas") / "vocab"
     for file in sorted((f for f in vocab.iterdir() if f.name.endswith(".tsv")), key=lambda f: f.name):
         digest.update(file.name.encode() + b"\0" + file.read_bytes())

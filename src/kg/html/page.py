@@ -40,6 +40,7 @@ import networkx as nx
 from kg.graph import concept_key, paper_key
 from kg.html.regions import OTHER_COLOR, Region, find_regions, focus_layout, layout
 from kg.html.select import AUTO_MAX_NODES, concept_paper_counts, select_subgraph
+from kg.results import MIN_RESULT_SCORE
 from kg.util.atomic import output_errors, write_text
 from kg.util.gcpause import gc_paused
 
@@ -200,6 +201,7 @@ def _node_records(
                     "abstract": _clip(data.get("abstract"), TOOLTIP_ABSTRACT),
                     "url": safe_url(data.get("url")),
                     "region": region.index if region is not None else -1,
+                    "claims": _claims(data),
                 },
             }
         else:
@@ -218,6 +220,56 @@ def _node_records(
             }
         records.append(record)
     return records
+
+
+CLAIM_SENTENCE = 300  # characters of a claim's sentence kept on the page (cut around the value)
+
+
+def _claims(data: dict[str, Any]) -> list[list[Any]]:
+    """A paper's result claims for its panel, in text order: [value, unit, kind, metric, dataset,
+    method, proposed, score, sentence, value start, value end, baseline] (the value at [start, end)
+    of the sentence, which is cut to about `CLAIM_SENTENCE` characters around it)."""
+    from kg.results.leaderboard import cut_sentence
+
+    abstract = str(data.get("abstract") or "")
+    out = []
+    for result in data.get("results") or ():
+        if not isinstance(result, dict):
+            continue
+        sentence = cut_sentence(abstract, result, CLAIM_SENTENCE)
+        score = result.get("score")
+        if sentence is None or not isinstance(score, (int, float)) or not math.isfinite(score):
+            continue
+        out.append([
+            str(result.get("value") or ""), result.get("unit") if result.get("unit") in ("%", "points", "dB", "x") else None,
+            str(result.get("kind") or "absolute"), _text_or_none(result.get("metric")), _text_or_none(result.get("dataset")),
+            str(result.get("method") or "(proposed)"), bool(result.get("proposed")), round(float(score), 2), *sentence,
+            _text_or_none(result.get("baseline")),
+        ])  # fmt: skip
+    return out
+
+
+def _text_or_none(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _leaderboards(source: nx.DiGraph[str], records: list[dict[str, Any]], refs: _Refs) -> None:
+    """Fill each drawn dataset's and metric's ``leaderboard``: [[heading, direction, [[paper,
+    value, unit, method, proposed, year, score, sentence, value start, value end], …]], …]
+    (`kg.results.leaderboard.concept_tables`: claims at kg's threshold, best first)."""
+    from kg.results.leaderboard import concept_tables
+
+    wanted = [record for record in records if record["group"] in ("DATASET", "METRIC")]
+    if not wanted:
+        return
+    tables = concept_tables(source)
+    for record in wanted:
+        found = tables.get(str(source.nodes[record["id"]].get("id")), [])
+        record["kg"]["leaderboard"] = [
+            [heading, way, [[refs(paper_key(row.paper_id)), row.value, row.unit, row.method, row.proposed, row.year, round(row.score, 2),
+                             row.sentence, row.value_start, row.value_end] for row in rows]]
+            for heading, way, rows in found
+        ]  # fmt: skip
 
 
 def _panel_data(
@@ -255,6 +307,7 @@ def _panel_data(
         more = sorted(t for t in targets if t not in graph and nodes[t].get("kind") == "concept")
         info["more"] = [refs(t) for t in more]
         info["more_proposed"] = [refs(t) for t in more if targets[t].get("role") == "proposed"]
+    _leaderboards(source, records, refs)
     # Broader/narrower links of every concept referred to that are not drawn edges (one
     # step out: a concept reached only through such a link does not bring in its own).
     # Only concepts with a narrower one have broader links coming in: the others' (often
@@ -364,6 +417,7 @@ def render_html(
         "focus": focus if focus in number else None,
         "edge_kinds": [[kind, style] for kind, style in EDGE_KINDS.items()],
         "min_marker": {"px": MIN_MARKER_PX, "size": min(PAPER_SIZE, CONCEPT_SIZE)},
+        "min_result_score": MIN_RESULT_SCORE,
         **panel,
     }
     net.templateEnv.globals["kg"] = {

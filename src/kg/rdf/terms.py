@@ -17,7 +17,7 @@ EXPORT_FORMATS: tuple[ExportFormat, ...] = get_args(ExportFormat)
 KG = "https://w3id.org/kg-ml/ontology#"
 DEFAULT_BASE = "https://w3id.org/kg-ml/resource/"
 # Bump when the RDF produced for the same graph changes (invalidates cached stores).
-RDF_MODEL_VERSION = 3  # 2: kg:key on every concept; 3: kg:paperCount (a store without them is stale)
+RDF_MODEL_VERSION = 4  # 2: kg:key on every concept; 3: kg:paperCount; 4: kg:Result (a store without them is stale)
 
 PREFIXES: dict[str, str] = {
     "kg": KG,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 import unicodedata
 from collections.abc import Callable, Iterator
@@ -31,7 +32,7 @@ _SURROGATES = re.compile("[\ud800-\udfff]")
 # Bump by hand whenever a code change alters the Turtle written for the same inputs (triples,
 # their order, IRIs, literals): a build then makes every fragment anew instead of copying it
 # from the replaced build. tests/rdf/test_turtle_version.py fails until it is bumped.
-TURTLE_VERSION = 4  # 4: mentions in titles (kg:textField on their selectors)
+TURTLE_VERSION = 5  # 4: mentions in titles (kg:textField on their selectors); 5: kg:Result claims
 # Everything besides a fragment's inputs that shapes its Turtle bytes, keyed into every digest:
 # that version, the serializer, and Unicode's tables (kg:key values fold with NFKC).
 _CODE = hashlib.blake2b(
@@ -73,6 +74,8 @@ SKOS_BROADER = _vocab_iri("skos", "broader")
 OA_ANNOTATION = _vocab_iri("oa", "Annotation")
 OA_SPECIFIC = _vocab_iri("oa", "SpecificResource")
 OA_POSITION = _vocab_iri("oa", "TextPositionSelector")
+OA_QUOTE = _vocab_iri("oa", "TextQuoteSelector")
+OA_EXACT = _vocab_iri("oa", "exact")
 OA_BODY = _vocab_iri("oa", "hasBody")
 OA_TARGET = _vocab_iri("oa", "hasTarget")
 OA_SOURCE = _vocab_iri("oa", "hasSource")
@@ -108,6 +111,20 @@ KG_TEXT_FIELD = _vocab_iri("kg", "textField")
 KG_PAPER_COUNT = _vocab_iri("kg", "paperCount")
 KG_PIPELINE_NAME = _vocab_iri("kg", "pipelineName")
 KG_PIPELINE_VERSION = _vocab_iri("kg", "pipelineVersion")
+KG_RESULT = _vocab_iri("kg", "Result")
+KG_HAS_RESULT = _vocab_iri("kg", "hasResult")
+KG_VALUE = _vocab_iri("kg", "value")
+KG_VALUE_TEXT = _vocab_iri("kg", "valueText")
+KG_VALUE_START = _vocab_iri("kg", "valueStart")
+KG_VALUE_END = _vocab_iri("kg", "valueEnd")
+KG_UNIT = _vocab_iri("kg", "unit")
+KG_RESULT_KIND = _vocab_iri("kg", "resultKind")
+KG_PROPOSED = _vocab_iri("kg", "proposed")
+KG_STATED_IN = _vocab_iri("kg", "statedIn")
+# A result's links: (graph.json field, object property to the concept, datatype property for the words)
+RESULT_LINKS = tuple(
+    (field, _vocab_iri("kg", "result" + field.capitalize()), _vocab_iri("kg", field + "Text")) for field in ("metric", "dataset", "task", "method", "baseline")
+)
 KG_CLASS = {t: _vocab_iri("kg", cls) for t, (cls, _) in TYPE_TERMS.items()}
 KG_USES = {t: _vocab_iri("kg", link) for t, (_, link) in TYPE_TERMS.items()}
 
@@ -158,6 +175,9 @@ class Iris:
         """A mention's annotation; one in the title has "title-" before its offsets."""
         offsets = f"{int(start)}-{int(end)}" if where == "abstract" else f"{where}-{int(start)}-{int(end)}"
         return f"{self.base}annotation/{_segment(paper_id)}/{_segment(concept_id)}/{offsets}"
+
+    def result(self, paper_id: str, start: int, end: int) -> str:
+        return f"{self.base}result/{_segment(paper_id)}/{int(start)}-{int(end)}"
 
     def similarity(self, paper_id: str, other_id: str) -> ox.NamedNode:
         return ox.NamedNode(f"{self.base}similarity/{_segment(paper_id)}/{_segment(other_id)}")
@@ -230,6 +250,7 @@ def fragments(graph: nx.DiGraph[str], *, base: str = DEFAULT_BASE) -> Iterator[F
             partial(_concept_triples, iris, concept_ids[key], data, broader, papers),
         )
 
+    concept_types = {concept_ids[key]: nodes[key].get("type") for key in concept_keys}
     authors: set[str] = set()
     for key in paper_keys:
         data = nodes[key]
@@ -245,9 +266,14 @@ def fragments(graph: nx.DiGraph[str], *, base: str = DEFAULT_BASE) -> Iterator[F
             for _, v, d in graph.out_edges(key, data=True)
             if d.get("kind") == "similar"
         )
+        # the concepts the paper's results link to that the graph holds with the linked type
+        linked = sorted(
+            {(field, cid) for result in data.get("results") or () if isinstance(result, dict) for field, cid in _result_concepts(result)
+             if concept_types.get(cid) == RESULT_TYPES[field]}
+        )  # fmt: skip
         yield Fragment(
-            _digest(iris.base, "paper", name, version, data, mentions, similar),
-            partial(_paper_triples, iris, iris.run(name, version), data, mentions, similar),
+            _digest(iris.base, "paper", name, version, data, mentions, similar, linked),
+            partial(_paper_triples, iris, iris.run(name, version), data, mentions, similar, frozenset(linked)),
         )
     for author in sorted(authors):
         yield Fragment(_digest(iris.base, "author", author), partial(_author_triples, iris, author))
@@ -291,7 +317,7 @@ def _concept_triples(iris: Iris, cid: str, data: dict[str, Any], broader: list[s
 
 def _paper_triples(
     iris: Iris, run: ox.NamedNode, data: dict[str, Any], mentions: list[tuple[str, str | None, str, int, float, list[tuple[int, int, float | None, str]]]],
-    similar: list[tuple[int, str, float]],
+    similar: list[tuple[int, str, float]], concepts_known: frozenset[tuple[str, str]] = frozenset(),
 ) -> Iterator[ox.Triple]:
     T = ox.Triple
     pid = str(data["id"])
@@ -334,6 +360,9 @@ def _paper_triples(
     for _, other_id, _cosine in similar:
         yield T(paper, KG_SIMILAR_TO, iris.paper(other_id))
         yield T(paper, KG_HAS_SIMILAR, iris.similarity(pid, other_id))
+    results = _results(data, concepts_known)
+    for result in results:
+        yield T(paper, KG_HAS_RESULT, ox.NamedNode(iris.result(pid, result["start"], result["end"])))
     for cid, _ctype, role, count, weight, spans in mentions:
         concept = concepts[cid]
         link = iris.link(pid, cid)
@@ -350,6 +379,75 @@ def _paper_triples(
         yield T(node, KG_SIMILAR_PAPER, iris.paper(other_id))
         yield T(node, KG_COSINE, _decimal(cosine))
         yield T(node, KG_RANK, ox.Literal(rank))
+    abstract = str(data.get("abstract") or "")
+    for result in results:
+        yield from _result_triples(iris, iris.result(pid, result["start"], result["end"]), paper, run, result, abstract)
+
+
+RESULT_TYPES = {"metric": "METRIC", "dataset": "DATASET", "task": "TASK", "method": "METHOD", "baseline": "METHOD"}
+
+
+def _result_concepts(result: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    for field in RESULT_TYPES:
+        cid = result.get(field + "_concept")
+        if isinstance(cid, str):
+            yield field, cid
+
+
+def _results(data: dict[str, Any], concepts_known: frozenset[tuple[str, str]]) -> list[dict[str, Any]]:
+    """The paper's result claims that can be stated: offsets inside its abstract, a finite number;
+    one per value span (the first), sorted; a link to a concept the graph lacks keeps only its words."""
+    abstract = str(data.get("abstract") or "")
+    seen: dict[tuple[int, int], dict[str, Any]] = {}
+    for result in data.get("results") or ():
+        if not isinstance(result, dict):
+            continue
+        try:
+            start, end, sent_start, sent_end = (int(result[k]) for k in ("start", "end", "sent_start", "sent_end"))
+            number = float(result["number"])
+        except (KeyError, TypeError, ValueError):
+            continue
+        if not (0 <= sent_start <= start < end <= sent_end <= len(abstract)) or not math.isfinite(number):
+            continue
+        links = {f: (result.get(f + "_concept") if (f, result.get(f + "_concept")) in concepts_known else None) for f in RESULT_TYPES}
+        seen.setdefault((start, end), {**result, "start": start, "end": end, "sent_start": sent_start, "sent_end": sent_end, "number": number, "links": links})
+    return [seen[key] for key in sorted(seen)]
+
+
+def _result_triples(iris: Iris, iri: str, paper: ox.NamedNode, run: ox.NamedNode, result: dict[str, Any], abstract: str) -> Iterator[ox.Triple]:
+    """A kg:Result: the value, its unit and kind, the linked concepts and the words they were named
+    with, the score, and the sentence stating it as a quote and a position in the paper's abstract."""
+    T = ox.Triple
+    node, target = ox.NamedNode(iri), ox.NamedNode(iri + "#sentence")
+    quote, position = ox.NamedNode(iri + "#quote"), ox.NamedNode(iri + "#position")
+    yield T(node, RDF_TYPE, KG_RESULT)
+    yield T(node, KG_VALUE, _decimal(result["number"]))
+    yield T(node, KG_VALUE_TEXT, _text(result.get("value") or abstract[result["start"] : result["end"]]))
+    if result.get("unit"):
+        yield T(node, KG_UNIT, _text(result["unit"]))
+    yield T(node, KG_RESULT_KIND, _text(result.get("kind") or "absolute"))
+    for field, concept_link, words in RESULT_LINKS:
+        concept = result["links"][field]
+        if concept is not None:
+            yield T(node, concept_link, iris.concept(concept))
+        if result.get(field):
+            yield T(node, words, _text(result[field]))
+    yield T(node, KG_PROPOSED, ox.Literal(bool(result.get("proposed"))))
+    if isinstance(result.get("score"), (int, float)) and math.isfinite(result["score"]):
+        yield T(node, KG_SCORE, _decimal(min(max(float(result["score"]), 0.0), 1.0)))
+    yield T(node, KG_VALUE_START, ox.Literal(result["start"]))
+    yield T(node, KG_VALUE_END, ox.Literal(result["end"]))
+    yield T(node, KG_STATED_IN, target)
+    yield T(node, PROV_GENERATED_BY, run)
+    yield T(target, RDF_TYPE, OA_SPECIFIC)
+    yield T(target, OA_SOURCE, paper)
+    yield T(target, OA_SELECTOR, quote)
+    yield T(target, OA_SELECTOR, position)
+    yield T(quote, RDF_TYPE, OA_QUOTE)
+    yield T(quote, OA_EXACT, _text(abstract[result["sent_start"] : result["sent_end"]]))
+    yield T(position, RDF_TYPE, OA_POSITION)
+    yield T(position, OA_START, ox.Literal(result["sent_start"]))
+    yield T(position, OA_END, ox.Literal(result["sent_end"]))
 
 
 def _author_triples(iris: Iris, author: str) -> Iterator[ox.Triple]:

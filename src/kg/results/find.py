@@ -3,8 +3,15 @@ method credited with it and the baseline it beats, from kg's entities and the de
 
 `find_claims(doc)` runs after kg's components (it reads ``doc.spans["kg"]`` with their types and
 roles) and returns claims in the doc's character offsets; `kg.extract.papers` maps them onto the
-abstract. A value (`kg.results.values`) becomes a claim when a metric or a dataset in its sentence
-is tied to it; the score says how closely. Links, cheapest first:
+abstract. It uses the learned attachment (`kg.results.attach`, `learned_claims`) when its weights
+are installed, else the rules below (`rule_claims`); ``bench/claims.py`` measures both.
+
+`learned_claims`: every value the attacher scores at `STORE_MIN_SCORE` or more is a claim, with
+the metric, dataset and method it chose and its score (the chance that value, metric and dataset
+are right); the task, baseline and kind come from the rules' helpers.
+
+`rule_claims`: a value (`kg.results.values`) becomes a claim when a metric or a dataset in its
+sentence is tied to it; the score says how closely. Links, cheapest first:
 
 * a metric right after the value ("92.3 % accuracy", "28.4 BLEU") or right before it through
   "of", "to", "=" ("an accuracy of 92.3 %", "reduces WER to 5.2"); else the nearest metric in the
@@ -21,6 +28,7 @@ Without a parser (kg's blank pipeline) tree distances fall back to word distance
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from spacy.tokens import Doc, Span, Token
 
@@ -28,21 +36,28 @@ from kg.model import ClaimKind
 from kg.results.metrics import metric_names
 from kg.results.values import Value, find_values
 
+if TYPE_CHECKING:
+    from kg.results.attach import AttachModel
+
 MAX_TREE_DISTANCE = 6
+# The learned attacher's claims scored below this are not kept at all: almost surely not results
+# (a count, a setting), they would only fill graph.json; the leaderboard's own threshold is
+# `kg.results.MIN_RESULT_SCORE`.
+STORE_MIN_SCORE = 0.05
 CARRY_DATASET = True  # a sentence naming no dataset takes the last one of the sentence before
 GAIN_WORDS = frozenset(
     """improvement improvements improve improves improving gain gains increase increases increased boost boosts
     reduction reductions reduce reduces reduced decrease decreases decreased higher lower better fewer more less
     relative absolute margin drop drops lift speedup speed-up faster smaller outperforming outperforms over""".split()
 )
-_BETWEEN_METRIC_AND_VALUE = frozenset(
+BETWEEN_METRIC_AND_VALUE = frozenset(
     """of to at by = : is was are were reaches reached reaching achieves achieved achieving attains obtaining obtains
     score scores rate a an the up over nearly about approximately around only just ( , from improvement improvements
     gain gains increase reduction drop boost improved improves improving reduced reduces increased yields yielding
     with than below above under surpassing exceeding""".split()
 )
-_BASELINE_CUES = frozenset("over than vs vs. versus against compared relative beats beating outperforms outperforming outperform surpasses surpassing".split())
-_OWN_WORDS = frozenset("we our ours us proposed this".split())
+BASELINE_CUES = frozenset("over than vs vs. versus against compared relative beats beating outperforms outperforming outperform surpasses surpassing".split())
+OWN_WORDS = frozenset("we our ours us proposed this".split())
 # Measures of a model's size or cost, not of its results: never a claim's metric.
 NOT_RESULT_METRICS = frozenset({"flops", "flop", "gflops", "macs", "params", "parameters", "parameter count", "parameter counts", "model size"})
 
@@ -109,7 +124,7 @@ def _metric(sentence: _Sentence, tokens: Span, after: int) -> tuple[Span | None,
         if after <= metric.start <= after + 1 and all(t.lower_ in ("of", "(", "the") for t in sentence.doc[after : metric.start]):
             cost = 0.0
         elif metric.end <= tokens.start and tokens.start - metric.end <= 5 and all(
-            t.lower_ in _BETWEEN_METRIC_AND_VALUE or t.is_punct for t in sentence.doc[metric.end : tokens.start]
+            t.lower_ in BETWEEN_METRIC_AND_VALUE or t.is_punct for t in sentence.doc[metric.end : tokens.start]
         ):
             cost = 1 + (tokens.start - metric.end) / 10
         else:
@@ -154,7 +169,7 @@ def _subject_method(sentence: _Sentence, token: Token) -> tuple[Span | None, boo
         else:
             words = {t.lower_ for t in subject.subtree}
             lo, hi = min(t.i for t in subject.subtree), max(t.i for t in subject.subtree)
-        if words & _OWN_WORDS:
+        if words & OWN_WORDS:
             return None, True
         for method in sentence.by_type["METHOD"]:
             if method.start >= lo and method.end <= hi + 1:
@@ -170,7 +185,7 @@ def _baseline(sentence: _Sentence, token: Token, exclude: Span | None) -> Span |
         if method is exclude or method._.kg_role == "proposed":
             continue
         window = {t.lower_ for t in doc[max(sentence.sent.start, method.start - 3) : method.start]}
-        if window & _BASELINE_CUES or (sentence.parsed and method.root.dep_ == "dobj" and method.root.head.lemma_ in ("outperform", "surpass", "beat", "exceed")):
+        if window & BASELINE_CUES or (sentence.parsed and method.root.dep_ == "dobj" and method.root.head.lemma_ in ("outperform", "surpass", "beat", "exceed")):
             cued.append(method)
     return min(cued, key=lambda m: sentence.distance(token, m.root)) if cued else None
 
@@ -188,7 +203,46 @@ def _kind(doc: Doc, tokens: Span, after: int, value: Value) -> ClaimKind:
 
 
 def find_claims(doc: Doc, spans: list[Span] | None = None) -> list[DocClaim]:
-    """Every result claim of `doc` (kg's entities from ``doc.spans["kg"]`` unless `spans`)."""
+    """Every result claim of `doc` (kg's entities from ``doc.spans["kg"]`` unless `spans`): the
+    learned attacher's when it is installed, else the rules'."""
+    from kg.results.attach import load_attacher
+
+    model = load_attacher()
+    return rule_claims(doc, spans) if model is None else learned_claims(doc, model, spans)
+
+
+def learned_claims(doc: Doc, model: AttachModel, spans: list[Span] | None = None) -> list[DocClaim]:
+    """The claims `model` (`kg.results.attach.AttachModel`) finds in `doc`, in text order."""
+    from kg.results.attach import sites
+
+    spans = list(doc.spans.get("kg", [])) if spans is None else spans
+    claims = []
+    sentences: dict[int, _Sentence] = {}
+    for site in sites(doc, spans):
+        choice = model.attach(site)
+        if choice.score < STORE_MIN_SCORE:
+            continue
+        sent = site.sentence
+        sentence = sentences.get(sent.start) or sentences.setdefault(sent.start, _Sentence(doc, sent, spans, doc.has_annotation("DEP")))
+        method = choice.method.span
+        proposed = choice.method.option == "proposed" or (method is not None and method._.kg_role == "proposed")
+        kind = _kind(doc, site.tokens, site.after, site.value)
+        baseline = _baseline(sentence, site.tokens.root, method)
+        claims.append(
+            DocClaim(
+                value=site.value, kind=kind,
+                metric=choice.metric.chars, dataset=choice.dataset.chars,
+                task=_chars(site.task) if site.task is not None else None,
+                method=choice.method.chars, proposed=proposed,
+                baseline=_chars(baseline) if baseline is not None and baseline is not method else None,
+                score=round(choice.score, 4), sentence=(sent.start_char, sent.end_char),
+            )
+        )  # fmt: skip
+    return claims
+
+
+def rule_claims(doc: Doc, spans: list[Span] | None = None) -> list[DocClaim]:
+    """Every result claim the rules find in `doc` (kg's entities from ``doc.spans["kg"]`` unless `spans`)."""
     spans = list(doc.spans.get("kg", [])) if spans is None else spans
     parsed = doc.has_annotation("DEP")
     named = {i for s in spans for i in range(s.start, s.end)}

@@ -2,7 +2,9 @@
 abstract, become `Result`s naming the concepts the resolved mentions at those spans belong to.
 
 A link keeps the abstract's words even where no mention of the right type stands (a metric name
-the recognizer missed, a mention dropped for its low score); its concept is then None. A claim
+the recognizer missed, a mention dropped for its low score, a noun phrase the attacher chose); its
+concept is then the concept of that type one of whose labels has the same key
+(`kg.text.vocab.normalize_key`: "ImageNet-1k" and "ImageNet-1K" are one), else None. A claim
 credited to the paper's own method takes the name of the method the paper proposes, when kg found
 one (the proposed METHOD concept it mentions most), else "(proposed)".
 """
@@ -14,6 +16,7 @@ from collections.abc import Sequence
 
 from kg.model import Concept, LocalClaim, Mention, Paper, PaperEntities, Result
 from kg.results.values import number_of
+from kg.text.vocab import normalize_key
 
 PROPOSED = "(proposed)"
 BASELINE = "(baseline)"
@@ -31,8 +34,21 @@ def own_method(entities: PaperEntities, concepts: dict[str, Concept]) -> tuple[s
     return (concept.pref_label if concept else best), best
 
 
-def link_claims(paper: Paper, claims: Sequence[LocalClaim], entities: PaperEntities, concepts: dict[str, Concept]) -> tuple[Result, ...]:
-    """One paper's claims as `Result`s, in text order."""
+def concept_keys(concepts: Sequence[Concept]) -> dict[tuple[str, str], str]:
+    """(type, key of a label) → concept id, for the types a claim links to; the first id (sorted) on a clash."""
+    found: dict[tuple[str, str], str] = {}
+    for concept in sorted(concepts, key=lambda c: c.id):
+        if concept.type in ("METRIC", "DATASET", "TASK", "METHOD"):
+            for label in (concept.pref_label, *concept.alt_labels):
+                found.setdefault((concept.type, normalize_key(label)), concept.id)
+    return found
+
+
+def link_claims(
+    paper: Paper, claims: Sequence[LocalClaim], entities: PaperEntities, concepts: dict[str, Concept], keys: dict[tuple[str, str], str] | None = None
+) -> tuple[Result, ...]:
+    """One paper's claims as `Result`s, in text order; `keys` (`concept_keys`) links words no
+    mention stands on."""
     if not claims:
         return ()
     at: dict[tuple[int, int], Mention] = {}
@@ -45,8 +61,10 @@ def link_claims(paper: Paper, claims: Sequence[LocalClaim], entities: PaperEntit
         if span is None:
             return None, None
         mention = at.get(span)
-        concept = mention.concept if mention is not None and mention.label == _LINK_TYPES[field] else None
-        return paper.abstract[span[0] : span[1]], concept
+        words = paper.abstract[span[0] : span[1]]
+        if mention is not None and mention.label == _LINK_TYPES[field]:
+            return words, mention.concept
+        return words, (keys or {}).get((_LINK_TYPES[field], normalize_key(words)))
 
     results = []
     for claim in claims:
@@ -71,4 +89,5 @@ def link_results(
 ) -> tuple[tuple[Result, ...], ...]:
     """Every paper's results (parallel to `papers`)."""
     by_id = {concept.id: concept for concept in concepts}
-    return tuple(link_claims(p, c, e, by_id) for p, c, e in zip(papers, claims, entities, strict=True))
+    keys = concept_keys(concepts)
+    return tuple(link_claims(p, c, e, by_id, keys) for p, c, e in zip(papers, claims, entities, strict=True))
