@@ -23,6 +23,9 @@ import networkx as nx
 
 MAX_REGIONS = 12  # coloured and named in the legend; smaller communities stay grey
 MIN_REGION = 3  # papers a community needs to become a region
+# Leiden iterations at most: igraph's own "until no change" (n_iterations=-1) never ends on some
+# graphs (nodes flip between moves of equal quality); stable runs stop after a few.
+LEIDEN_MAX_ITERATIONS = 50
 HUB_SHARE = 0.05  # concepts in more than this share of the papers do not link papers…
 HUB_FLOOR = 25  # …unless in fewer papers than this (small graphs have few papers per concept)
 NAME_CONCEPTS = 3  # concepts in a region's name
@@ -97,7 +100,7 @@ def find_regions(
     ig = igraph.Graph(n=len(keys), edges=pairs)
     igraph.set_random_number_generator(random.Random(seed))
     try:
-        parts = ig.community_leiden(objective_function="modularity", weights=[weights[p] for p in pairs], n_iterations=-1)
+        parts = _leiden(ig, [weights[p] for p in pairs])
     finally:
         igraph.set_random_number_generator(random)
     groups = [sorted(keys[i] for i in part) for part in parts if len(part) >= MIN_REGION]
@@ -294,3 +297,15 @@ def _tighten(points: list[tuple[float, float]], home: dict[int, int], graph: nx.
 def _spiral(i: int, radius: float) -> tuple[float, float]:
     """The i-th point of a sunflower spiral: evenly spread, no randomness."""
     return (radius * math.sqrt(i + 1) * math.cos(i * 2.39996), radius * math.sqrt(i + 1) * math.sin(i * 2.39996))
+
+
+def _leiden(ig: Any, weights: list[float]) -> Any:
+    """Leiden communities by modularity, one iteration at a time from the last partition, until an
+    iteration changes nothing (as igraph's n_iterations=-1) or LEIDEN_MAX_ITERATIONS have run."""
+    membership: list[int] | None = None
+    for _ in range(LEIDEN_MAX_ITERATIONS):
+        parts = ig.community_leiden(objective_function="modularity", weights=weights, n_iterations=1, initial_membership=membership)
+        if parts.membership == membership:
+            break
+        membership = parts.membership
+    return parts
