@@ -231,7 +231,8 @@ def test_a_killed_build_keeps_the_extractions_it_finished(tmp_path, private_cach
             return 0
 
     deadline = time.monotonic() + 240
-    while rows() < 128 and process.poll() is None and time.monotonic() < deadline:
+    # every paper's title is extracted and cached beside its abstract: 256 rows hold 128 abstracts
+    while rows() < 256 and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
     assert process.poll() is None, "the build ended before it could be killed"
     process.send_signal(signal.SIGKILL)

@@ -83,8 +83,12 @@ def test_rebuild_equals_a_build_from_scratch(seed_records, cache, tmp_path, pinn
     # the fresh build had no previous build to reuse
     assert fresh.reused == 0 and fresh.store == "loaded"
     assert again.reused > 0
-    # updated (on 30 papers, 3 changed are more than COMPACT_AFTER_SHARE of the fragments: then compacted too)
-    assert again.store == "kept" if change == "unchanged" else again.store.startswith("updated")
+    # updated (on 30 papers, 3 changed are more than COMPACT_AFTER_SHARE of the fragments: then compacted too);
+    # adding, removing and editing at once changes more than MAX_CHANGED_SHARE of them here (concept counts,
+    # families and types follow the papers), so that store is loaded anew (removals in an update:
+    # test_a_damaged_fragment_is_made_again)
+    expected = {"unchanged": ("kept",), "only-add": ("updated", "updated and compacted"), "add-remove-edit": ("loaded",)}[change]
+    assert again.store in expected
     incremental, scratch = _files(tmp_path / "out"), _files(tmp_path / "fresh")
     assert [name for name in OUTPUTS if incremental[name] != scratch[name]] == []
     assert _store_rows(tmp_path / "out") == _store_rows(tmp_path / "fresh")

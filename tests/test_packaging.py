@@ -63,5 +63,5 @@ def test_the_shipped_models_stay_small(wheel):
         parts = info.filename.split("/")
         if parts[:2] == ["kg", "models"] and parts[2] in sizes:
             sizes[parts[2]] += info.file_size
-    assert 0 < sizes["recognizer"] <= 20_000_000  # ≤ 20 MB
+    assert 0 < sizes["recognizer"] <= 25_000_000  # ≤ 25 MB: an int8 MiniLM token classifier (22.8 MB) and its tokenizer
     assert 0 < sizes["minilm"] <= 25_000_000  # ≤ 25 MB

@@ -184,7 +184,9 @@ def test_example_queries_match_oracle_on_both_backends(graph, backends) -> None:
 def test_exact_rows_hardware_per_paper(backends) -> None:
     rows = values(backends["oxigraph"].query(sparql.example_queries()["hardware_per_paper"]))
     assert [(r[0], r[2], r[3]) for r in rows] == [
+        ("linear-recurrent-neural-networks-enable-powerful-long-range-51e00bdc", "Intel Loihi 2", "1"),
         ("linear-recurrent-neural-networks-enable-powerful-long-range-51e00bdc", "edge GPU", "1"),
+        ("linear-recurrent-neural-networks-enable-powerful-long-range-51e00bdc", "neuromorphic chip", "1"),
         ("sqaoa-sub-problem-quantum-alternating-operator-ansatz-5679726b", "NISQ device", "2"),
         ("tetrajet-a-novel-training-method-b1a1bc96", "NVIDIA Blackwell", "1"),
     ]
