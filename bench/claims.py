@@ -5,7 +5,7 @@
 Each gold abstract goes through the front half of a build (extraction, resolution, propagation,
 result linking: `kg.concepts.find.find_concepts`, no cache), alone with the others of its split,
 twice in the same run: with the learned attacher (`kg.results.find.learned_claims`, the shipped
-weights or --attacher FILE) and with today's rules (`kg.results.find.rule_claims`).
+weights or --attacher FILE) and with today's rules (`kg.results.rules.rule_claims`).
 A found claim matches the gold claim whose value span it overlaps (one to one). It is **right**
 when its metric and dataset are right too: equal after folding case, spaces and hyphens, or equal
 to a label of the concept kg linked (so "WER" is right for "word error rate" when kg merged them);
@@ -116,7 +116,8 @@ def front(papers: list[Paper], finder: Callable | None) -> tuple[dict, list]:
 
 def finders(attacher: Path | None) -> dict[str, Callable]:
     from kg.results.attach import AttachModel, load_attacher
-    from kg.results.find import learned_claims, rule_claims
+    from kg.results.find import learned_claims
+    from kg.results.rules import rule_claims
 
     model = AttachModel(json.loads(attacher.read_text(encoding="utf-8"))) if attacher else load_attacher()
     if model is None:

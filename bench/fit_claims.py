@@ -3,7 +3,7 @@
     python bench/fit_claims.py [--docs DIR] [--l2 L] [-o FILE] [--show N]
 
 Every gold abstract is parsed by kg's pipeline (with the shipped recognizer; --docs keeps the parsed
-docs in DIR for the next run, keyed by the pipeline version). Each value `kg.results.attach.sites`
+docs in DIR for the next run, keyed by the pipeline version). Each value `kg.results.features.sites`
 finds is an example of the claim part (a gold claim's value overlaps it); each of its candidates an
 example of the metric, dataset or method part, right when its words fold to the gold claim's (see
 `bench/claims.py`'s `fold`), or, for the "none" option, when the gold claim names none; the
@@ -30,7 +30,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
 from claims import GOLD, fold  # noqa: E402
-from kg.results.attach import AttachModel, Candidate, Site, sites  # noqa: E402
+from kg.results.attach import AttachModel  # noqa: E402
+from kg.results.features import Candidate, Site, sites  # noqa: E402
 
 OUTPUT = ROOT / "src" / "kg" / "models" / "claim-attacher.json"
 L2_CHOICES = (3.0, 10.0, 30.0, 100.0)

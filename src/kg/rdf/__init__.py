@@ -1,7 +1,9 @@
 """The paper–concept graph as RDF: one triple generator, several sinks.
 
 * `kg.rdf.terms` — namespaces, `DEFAULT_BASE`, formats, `iri_segment` (standard library only);
-* `kg.rdf.triples` — `triples(graph)`, the one deterministic stream of pyoxigraph triples, and `Iris`;
+* `kg.rdf.vocab` — the vocabulary's IRIs as pyoxigraph terms, the literals, and `Iris` (the data IRIs);
+* `kg.rdf.triples` — `triples(graph)`, the one deterministic stream of pyoxigraph triples;
+* `kg.rdf.results` — the ``kg:Result`` triples of each paper's result claims (within that stream);
 * `kg.rdf.writers` — Turtle / N-Triples / JSON-LD files and streams, N-Triples shards, `export`;
 * `kg.rdf.convert` — the same triples as an rdflib Graph (small-graph SPARQL, tests);
 * `kg.rdf.store` holds them in a pyoxigraph Store (cached on disk for `kg sparql` / `kg serve`);

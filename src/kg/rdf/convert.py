@@ -12,7 +12,8 @@ import pyoxigraph as ox
 import rdflib
 
 from kg.rdf.terms import DEFAULT_BASE, PREFIXES
-from kg.rdf.triples import XSD_STRING, triples
+from kg.rdf.triples import triples
+from kg.rdf.vocab import XSD_STRING
 
 if TYPE_CHECKING:
     import networkx as nx

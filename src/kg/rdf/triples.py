@@ -3,32 +3,98 @@
 `triples(graph)` walks the networkx graph (format in `kg.graph`) sorted, grouped by subject;
 every sink (`kg.rdf.writers`, `kg.rdf.store`, `kg.rdf.convert`) consumes this one stream, so
 every format and both SPARQL backends hold exactly the same triples. The model is described
-in `kg.rdf`; `Iris` mints the data IRIs, one percent-encoded segment per id (`iri_segment`).
+in `kg.rdf`; the vocabulary's terms and `Iris`, which mints the data IRIs, are in `kg.rdf.vocab`,
+the triples of result claims in `kg.rdf.results`.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import math
 import re
 import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from decimal import Decimal
-from functools import lru_cache, partial
+from functools import partial
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
 import pyoxigraph as ox
 
-from kg.rdf.terms import DEFAULT_BASE, PREFIXES, TYPE_TERMS, iri_segment
+from kg.rdf.results import KG_HAS_RESULT, RESULT_TYPES, result_concepts, result_triples, stated_results
+from kg.rdf.terms import DEFAULT_BASE
+from kg.rdf.vocab import (
+    DC_ABSTRACT,
+    DC_CREATOR,
+    DC_IDENTIFIER,
+    DC_ISSUED,
+    DC_SUBJECT,
+    DC_TITLE,
+    FABIO_PAPER,
+    FOAF_AGENT,
+    FOAF_NAME,
+    KG_ARXIV,
+    KG_CLASS,
+    KG_COSINE,
+    KG_HAS_LINK,
+    KG_HAS_SIMILAR,
+    KG_KEY,
+    KG_LINK,
+    KG_LINKED_CONCEPT,
+    KG_MENTIONS,
+    KG_PAPER_COUNT,
+    KG_PIPELINE_NAME,
+    KG_PIPELINE_VERSION,
+    KG_PROPOSES,
+    KG_RANK,
+    KG_ROLE,
+    KG_SCORE,
+    KG_SIMILAR_PAPER,
+    KG_SIMILAR_TO,
+    KG_SIMILARITY,
+    KG_TEXT_FIELD,
+    KG_TITLE_DERIVED,
+    KG_USES,
+    KG_VENUE,
+    KG_WEIGHT,
+    OA_ANNOTATION,
+    OA_BODY,
+    OA_END,
+    OA_IDENTIFYING,
+    OA_MOTIVATED,
+    OA_POSITION,
+    OA_SELECTOR,
+    OA_SOURCE,
+    OA_SPECIFIC,
+    OA_START,
+    OA_TARGET,
+    PRISM_DOI,
+    PROV_ACTIVITY,
+    PROV_ENDED,
+    PROV_GENERATED_BY,
+    RDF_TYPE,
+    RDFS_LABEL,
+    SCHEMA_ARTICLE,
+    SCHEMA_KEYWORDS,
+    SCHEMA_URL,
+    SKOS_ALT,
+    SKOS_BROADER,
+    SKOS_CONCEPT,
+    SKOS_IN_SCHEME,
+    SKOS_PREF,
+    SKOS_SCHEME,
+    XSD_ANYURI,
+    XSD_DATETIME,
+    XSD_GYEAR,
+    Iris,
+    decimal_literal,
+    text_literal,
+)
 from kg.text.vocab import normalize_key
 
 if TYPE_CHECKING:  # only the graph's methods are used: no networkx import needed here
     import networkx as nx
 
-_SURROGATES = re.compile("[\ud800-\udfff]")
 # Bump by hand whenever a code change alters the Turtle written for the same inputs (triples,
 # their order, IRIs, literals): a build then makes every fragment anew instead of copying it
 # from the replaced build. tests/rdf/test_turtle_version.py fails until it is bumped.
@@ -41,152 +107,7 @@ _CODE = hashlib.blake2b(
 ).digest()
 
 
-def _vocab_iri(prefix: str, local: str) -> ox.NamedNode:
-    """The IRI of a vocabulary's term from its prefix (`kg.rdf.terms.PREFIXES`) and local name: ("rdf", "type") → rdf:type."""
-    return ox.NamedNode(PREFIXES[prefix] + local)
-
-
-RDF_TYPE = _vocab_iri("rdf", "type")
-RDFS_LABEL = _vocab_iri("rdfs", "label")
-XSD_STRING = _vocab_iri("xsd", "string")
-XSD_DECIMAL = _vocab_iri("xsd", "decimal")
-XSD_GYEAR = _vocab_iri("xsd", "gYear")
-XSD_ANYURI = _vocab_iri("xsd", "anyURI")
-FABIO_PAPER = _vocab_iri("fabio", "ResearchPaper")
-SCHEMA_ARTICLE = _vocab_iri("schema", "ScholarlyArticle")
-SCHEMA_URL = _vocab_iri("schema", "url")
-SCHEMA_KEYWORDS = _vocab_iri("schema", "keywords")
-DC_IDENTIFIER = _vocab_iri("dcterms", "identifier")
-DC_TITLE = _vocab_iri("dcterms", "title")
-DC_ABSTRACT = _vocab_iri("dcterms", "abstract")
-DC_ISSUED = _vocab_iri("dcterms", "issued")
-DC_CREATOR = _vocab_iri("dcterms", "creator")
-DC_SUBJECT = _vocab_iri("dcterms", "subject")
-PRISM_DOI = _vocab_iri("prism", "doi")
-FOAF_AGENT = _vocab_iri("foaf", "Agent")
-FOAF_NAME = _vocab_iri("foaf", "name")
-SKOS_CONCEPT = _vocab_iri("skos", "Concept")
-SKOS_SCHEME = _vocab_iri("skos", "ConceptScheme")
-SKOS_IN_SCHEME = _vocab_iri("skos", "inScheme")
-SKOS_PREF = _vocab_iri("skos", "prefLabel")
-SKOS_ALT = _vocab_iri("skos", "altLabel")
-SKOS_BROADER = _vocab_iri("skos", "broader")
-OA_ANNOTATION = _vocab_iri("oa", "Annotation")
-OA_SPECIFIC = _vocab_iri("oa", "SpecificResource")
-OA_POSITION = _vocab_iri("oa", "TextPositionSelector")
-OA_QUOTE = _vocab_iri("oa", "TextQuoteSelector")
-OA_EXACT = _vocab_iri("oa", "exact")
-OA_BODY = _vocab_iri("oa", "hasBody")
-OA_TARGET = _vocab_iri("oa", "hasTarget")
-OA_SOURCE = _vocab_iri("oa", "hasSource")
-OA_SELECTOR = _vocab_iri("oa", "hasSelector")
-OA_START = _vocab_iri("oa", "start")
-OA_END = _vocab_iri("oa", "end")
-OA_MOTIVATED = _vocab_iri("oa", "motivatedBy")
-OA_IDENTIFYING = _vocab_iri("oa", "identifying")
-PROV_ACTIVITY = _vocab_iri("prov", "Activity")
-PROV_GENERATED_BY = _vocab_iri("prov", "wasGeneratedBy")
-PROV_ENDED = _vocab_iri("prov", "endedAtTime")
-XSD_DATETIME = _vocab_iri("xsd", "dateTime")
 _DATETIME = re.compile(r"-?\d{4,}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)?")
-KG_PROPOSES = _vocab_iri("kg", "proposes")
-KG_VENUE = _vocab_iri("kg", "venue")
-KG_ARXIV = _vocab_iri("kg", "arxivId")
-KG_TITLE_DERIVED = _vocab_iri("kg", "titleDerived")
-KG_HAS_LINK = _vocab_iri("kg", "hasConceptLink")
-KG_LINK = _vocab_iri("kg", "ConceptLink")
-KG_LINKED_CONCEPT = _vocab_iri("kg", "linkedConcept")
-KG_ROLE = _vocab_iri("kg", "role")
-KG_MENTIONS = _vocab_iri("kg", "mentionCount")
-KG_WEIGHT = _vocab_iri("kg", "weight")
-KG_SCORE = _vocab_iri("kg", "score")
-KG_SIMILARITY = _vocab_iri("kg", "Similarity")
-KG_HAS_SIMILAR = _vocab_iri("kg", "hasSimilarPaper")
-KG_SIMILAR_PAPER = _vocab_iri("kg", "similarPaper")
-KG_COSINE = _vocab_iri("kg", "cosine")
-KG_RANK = _vocab_iri("kg", "rank")
-KG_SIMILAR_TO = _vocab_iri("kg", "similarTo")
-KG_KEY = _vocab_iri("kg", "key")
-KG_TEXT_FIELD = _vocab_iri("kg", "textField")
-KG_PAPER_COUNT = _vocab_iri("kg", "paperCount")
-KG_PIPELINE_NAME = _vocab_iri("kg", "pipelineName")
-KG_PIPELINE_VERSION = _vocab_iri("kg", "pipelineVersion")
-KG_RESULT = _vocab_iri("kg", "Result")
-KG_HAS_RESULT = _vocab_iri("kg", "hasResult")
-KG_VALUE = _vocab_iri("kg", "value")
-KG_VALUE_TEXT = _vocab_iri("kg", "valueText")
-KG_VALUE_START = _vocab_iri("kg", "valueStart")
-KG_VALUE_END = _vocab_iri("kg", "valueEnd")
-KG_UNIT = _vocab_iri("kg", "unit")
-KG_RESULT_KIND = _vocab_iri("kg", "resultKind")
-KG_PROPOSED = _vocab_iri("kg", "proposed")
-KG_STATED_IN = _vocab_iri("kg", "statedIn")
-# A result's links: (graph.json field, object property to the concept, datatype property for the words)
-RESULT_LINKS = tuple(
-    (field, _vocab_iri("kg", "result" + field.capitalize()), _vocab_iri("kg", field + "Text")) for field in ("metric", "dataset", "task", "method", "baseline")
-)
-KG_CLASS = {t: _vocab_iri("kg", cls) for t, (cls, _) in TYPE_TERMS.items()}
-KG_USES = {t: _vocab_iri("kg", link) for t, (_, link) in TYPE_TERMS.items()}
-
-def _text(value: Any) -> ox.Literal:
-    """A plain string literal; lone surrogates (invalid Unicode) become U+FFFD."""
-    text = str(value)
-    try:
-        return ox.Literal(text)
-    except ValueError:
-        return ox.Literal(_SURROGATES.sub("\ufffd", text))
-
-
-def _decimal(value: float) -> ox.Literal:
-    # repr gives the shortest round-trip form; Decimal turns 1e-06 into 0.000001.
-    lexical = format(Decimal(repr(float(value))), "f")
-    if "." not in lexical:
-        lexical += ".0"
-    return ox.Literal(lexical, datatype=XSD_DECIMAL)
-
-
-# Percent-encoding is the costliest part of minting an IRI, and the same ids recur in every
-# link and annotation IRI of a paper (and a concept's in every paper naming it).
-_segment = lru_cache(maxsize=1 << 18)(iri_segment)
-
-
-class Iris:
-    """Mints the data IRIs under one base (default `DEFAULT_BASE`)."""
-
-    def __init__(self, base: str = DEFAULT_BASE) -> None:
-        if not base.endswith(("/", "#")):
-            base += "/"
-        ox.NamedNode(base)  # raises ValueError early for an invalid base
-        self.base = base
-
-    def paper(self, paper_id: str) -> ox.NamedNode:
-        return ox.NamedNode(f"{self.base}paper/{_segment(paper_id)}")
-
-    def concept(self, concept_id: str) -> ox.NamedNode:
-        return ox.NamedNode(f"{self.base}concept/{_segment(concept_id)}")
-
-    def author(self, name: str) -> ox.NamedNode:
-        return ox.NamedNode(f"{self.base}author/{_segment(name)}")
-
-    def link(self, paper_id: str, concept_id: str) -> ox.NamedNode:
-        return ox.NamedNode(f"{self.base}link/{_segment(paper_id)}/{_segment(concept_id)}")
-
-    def annotation(self, paper_id: str, concept_id: str, start: int, end: int, where: str = "abstract") -> str:
-        """A mention's annotation; one in the title has "title-" before its offsets."""
-        offsets = f"{int(start)}-{int(end)}" if where == "abstract" else f"{where}-{int(start)}-{int(end)}"
-        return f"{self.base}annotation/{_segment(paper_id)}/{_segment(concept_id)}/{offsets}"
-
-    def result(self, paper_id: str, start: int, end: int) -> str:
-        return f"{self.base}result/{_segment(paper_id)}/{int(start)}-{int(end)}"
-
-    def similarity(self, paper_id: str, other_id: str) -> ox.NamedNode:
-        return ox.NamedNode(f"{self.base}similarity/{_segment(paper_id)}/{_segment(other_id)}")
-
-    def run(self, name: str, version: str) -> ox.NamedNode:
-        return ox.NamedNode(f"{self.base}run/{_segment(name)}/{_segment(version)}")
-
-    def scheme(self) -> ox.NamedNode:
-        return ox.NamedNode(f"{self.base}concepts")
 
 
 def pipeline_of(meta: dict[str, Any]) -> tuple[str, str]:
@@ -268,7 +189,7 @@ def fragments(graph: nx.DiGraph[str], *, base: str = DEFAULT_BASE) -> Iterator[F
         )
         # the concepts the paper's results link to that the graph holds with the linked type
         linked = sorted(
-            {(field, cid) for result in data.get("results") or () if isinstance(result, dict) for field, cid in _result_concepts(result)
+            {(field, cid) for result in data.get("results") or () if isinstance(result, dict) for field, cid in result_concepts(result)
              if concept_types.get(cid) == RESULT_TYPES[field]}
         )  # fmt: skip
         yield Fragment(
@@ -283,14 +204,14 @@ def _head_triples(iris: Iris, name: str, version: str, created: str | None, pape
     T = ox.Triple
     run = iris.run(name, version)
     yield T(run, RDF_TYPE, PROV_ACTIVITY)
-    yield T(run, RDFS_LABEL, _text(f"kg extraction with {name} {version}"))
-    yield T(run, KG_PIPELINE_NAME, _text(name))
-    yield T(run, KG_PIPELINE_VERSION, _text(version))
+    yield T(run, RDFS_LABEL, text_literal(f"kg extraction with {name} {version}"))
+    yield T(run, KG_PIPELINE_NAME, text_literal(name))
+    yield T(run, KG_PIPELINE_VERSION, text_literal(version))
     if created is not None:
         yield T(run, PROV_ENDED, ox.Literal(created, datatype=XSD_DATETIME))
     scheme = iris.scheme()
     yield T(scheme, RDF_TYPE, SKOS_SCHEME)
-    yield T(scheme, RDFS_LABEL, _text("kg concepts"))
+    yield T(scheme, RDFS_LABEL, text_literal("kg concepts"))
     yield T(scheme, KG_PAPER_COUNT, ox.Literal(papers))
 
 
@@ -301,14 +222,14 @@ def _concept_triples(iris: Iris, cid: str, data: dict[str, Any], broader: list[s
     if ctype in KG_CLASS:
         yield T(node, RDF_TYPE, KG_CLASS[ctype])
     yield T(node, RDF_TYPE, SKOS_CONCEPT)
-    yield T(node, DC_IDENTIFIER, _text(cid))
+    yield T(node, DC_IDENTIFIER, text_literal(cid))
     label = data.get("label") or cid
-    yield T(node, SKOS_PREF, _text(label))
+    yield T(node, SKOS_PREF, text_literal(label))
     alts = sorted(set(data.get("alt_labels") or ()) - {data.get("label")})
     for alt in alts:
-        yield T(node, SKOS_ALT, _text(alt))
+        yield T(node, SKOS_ALT, text_literal(alt))
     for lookup in lookup_keys(label, alts) or [cid]:
-        yield T(node, KG_KEY, _text(lookup))
+        yield T(node, KG_KEY, text_literal(lookup))
     yield T(node, SKOS_IN_SCHEME, iris.scheme())
     for other in broader:
         yield T(node, SKOS_BROADER, iris.concept(other))
@@ -324,27 +245,27 @@ def _paper_triples(
     paper = iris.paper(pid)
     yield T(paper, RDF_TYPE, FABIO_PAPER)
     yield T(paper, RDF_TYPE, SCHEMA_ARTICLE)
-    yield T(paper, DC_IDENTIFIER, _text(pid))
+    yield T(paper, DC_IDENTIFIER, text_literal(pid))
     if data.get("title") is not None:
-        yield T(paper, DC_TITLE, _text(data["title"]))
+        yield T(paper, DC_TITLE, text_literal(data["title"]))
     if data.get("title_derived"):
         yield T(paper, KG_TITLE_DERIVED, ox.Literal(True))
     if data.get("abstract") is not None:
-        yield T(paper, DC_ABSTRACT, _text(data["abstract"]))
+        yield T(paper, DC_ABSTRACT, text_literal(data["abstract"]))
     if isinstance(data.get("year"), int):
         yield T(paper, DC_ISSUED, ox.Literal(f"{data['year']:04d}", datatype=XSD_GYEAR))
     for author in sorted({a for a in data.get("authors") or () if str(a).strip()}):
         yield T(paper, DC_CREATOR, iris.author(author))
     if data.get("venue"):
-        yield T(paper, KG_VENUE, _text(data["venue"]))
+        yield T(paper, KG_VENUE, text_literal(data["venue"]))
     if data.get("url"):
-        yield T(paper, SCHEMA_URL, ox.Literal(_text(data["url"]).value, datatype=XSD_ANYURI))
+        yield T(paper, SCHEMA_URL, ox.Literal(text_literal(data["url"]).value, datatype=XSD_ANYURI))
     if data.get("doi"):
-        yield T(paper, PRISM_DOI, _text(data["doi"]))
+        yield T(paper, PRISM_DOI, text_literal(data["doi"]))
     if data.get("arxiv_id"):
-        yield T(paper, KG_ARXIV, _text(data["arxiv_id"]))
+        yield T(paper, KG_ARXIV, text_literal(data["arxiv_id"]))
     for keyword in sorted(set(data.get("keywords") or ())):
-        yield T(paper, SCHEMA_KEYWORDS, _text(keyword))
+        yield T(paper, SCHEMA_KEYWORDS, text_literal(keyword))
     concepts = {cid: iris.concept(cid) for cid, *_ in mentions}
     # The paper's own triples first (one Turtle block), then its link and annotation nodes.
     for cid, ctype, role, _count, _weight, _spans in mentions:
@@ -360,7 +281,7 @@ def _paper_triples(
     for _, other_id, _cosine in similar:
         yield T(paper, KG_SIMILAR_TO, iris.paper(other_id))
         yield T(paper, KG_HAS_SIMILAR, iris.similarity(pid, other_id))
-    results = _results(data, concepts_known)
+    results = stated_results(data, concepts_known)
     for result in results:
         yield T(paper, KG_HAS_RESULT, ox.NamedNode(iris.result(pid, result["start"], result["end"])))
     for cid, _ctype, role, count, weight, spans in mentions:
@@ -368,92 +289,26 @@ def _paper_triples(
         link = iris.link(pid, cid)
         yield T(link, RDF_TYPE, KG_LINK)
         yield T(link, KG_LINKED_CONCEPT, concept)
-        yield T(link, KG_ROLE, _text(role))
+        yield T(link, KG_ROLE, text_literal(role))
         yield T(link, KG_MENTIONS, ox.Literal(count))
-        yield T(link, KG_WEIGHT, _decimal(weight))
+        yield T(link, KG_WEIGHT, decimal_literal(weight))
         for start, end, score, where in spans:
             yield from _annotation(iris.annotation(pid, cid, start, end, where), paper, concept, start, end, run, score, where)
     for rank, other_id, cosine in similar:
         node = iris.similarity(pid, other_id)
         yield T(node, RDF_TYPE, KG_SIMILARITY)
         yield T(node, KG_SIMILAR_PAPER, iris.paper(other_id))
-        yield T(node, KG_COSINE, _decimal(cosine))
+        yield T(node, KG_COSINE, decimal_literal(cosine))
         yield T(node, KG_RANK, ox.Literal(rank))
     abstract = str(data.get("abstract") or "")
     for result in results:
-        yield from _result_triples(iris, iris.result(pid, result["start"], result["end"]), paper, run, result, abstract)
-
-
-RESULT_TYPES = {"metric": "METRIC", "dataset": "DATASET", "task": "TASK", "method": "METHOD", "baseline": "METHOD"}
-
-
-def _result_concepts(result: dict[str, Any]) -> Iterator[tuple[str, str]]:
-    for field in RESULT_TYPES:
-        cid = result.get(field + "_concept")
-        if isinstance(cid, str):
-            yield field, cid
-
-
-def _results(data: dict[str, Any], concepts_known: frozenset[tuple[str, str]]) -> list[dict[str, Any]]:
-    """The paper's result claims that can be stated: offsets inside its abstract, a finite number;
-    one per value span (the first), sorted; a link to a concept the graph lacks keeps only its words."""
-    abstract = str(data.get("abstract") or "")
-    seen: dict[tuple[int, int], dict[str, Any]] = {}
-    for result in data.get("results") or ():
-        if not isinstance(result, dict):
-            continue
-        try:
-            start, end, sent_start, sent_end = (int(result[k]) for k in ("start", "end", "sent_start", "sent_end"))
-            number = float(result["number"])
-        except (KeyError, TypeError, ValueError):
-            continue
-        if not (0 <= sent_start <= start < end <= sent_end <= len(abstract)) or not math.isfinite(number):
-            continue
-        links = {f: (result.get(f + "_concept") if (f, result.get(f + "_concept")) in concepts_known else None) for f in RESULT_TYPES}
-        seen.setdefault((start, end), {**result, "start": start, "end": end, "sent_start": sent_start, "sent_end": sent_end, "number": number, "links": links})
-    return [seen[key] for key in sorted(seen)]
-
-
-def _result_triples(iris: Iris, iri: str, paper: ox.NamedNode, run: ox.NamedNode, result: dict[str, Any], abstract: str) -> Iterator[ox.Triple]:
-    """A kg:Result: the value, its unit and kind, the linked concepts and the words they were named
-    with, the score, and the sentence stating it as a quote and a position in the paper's abstract."""
-    T = ox.Triple
-    node, target = ox.NamedNode(iri), ox.NamedNode(iri + "#sentence")
-    quote, position = ox.NamedNode(iri + "#quote"), ox.NamedNode(iri + "#position")
-    yield T(node, RDF_TYPE, KG_RESULT)
-    yield T(node, KG_VALUE, _decimal(result["number"]))
-    yield T(node, KG_VALUE_TEXT, _text(result.get("value") or abstract[result["start"] : result["end"]]))
-    if result.get("unit"):
-        yield T(node, KG_UNIT, _text(result["unit"]))
-    yield T(node, KG_RESULT_KIND, _text(result.get("kind") or "absolute"))
-    for field, concept_link, words in RESULT_LINKS:
-        concept = result["links"][field]
-        if concept is not None:
-            yield T(node, concept_link, iris.concept(concept))
-        if result.get(field):
-            yield T(node, words, _text(result[field]))
-    yield T(node, KG_PROPOSED, ox.Literal(bool(result.get("proposed"))))
-    if isinstance(result.get("score"), (int, float)) and math.isfinite(result["score"]):
-        yield T(node, KG_SCORE, _decimal(min(max(float(result["score"]), 0.0), 1.0)))
-    yield T(node, KG_VALUE_START, ox.Literal(result["start"]))
-    yield T(node, KG_VALUE_END, ox.Literal(result["end"]))
-    yield T(node, KG_STATED_IN, target)
-    yield T(node, PROV_GENERATED_BY, run)
-    yield T(target, RDF_TYPE, OA_SPECIFIC)
-    yield T(target, OA_SOURCE, paper)
-    yield T(target, OA_SELECTOR, quote)
-    yield T(target, OA_SELECTOR, position)
-    yield T(quote, RDF_TYPE, OA_QUOTE)
-    yield T(quote, OA_EXACT, _text(abstract[result["sent_start"] : result["sent_end"]]))
-    yield T(position, RDF_TYPE, OA_POSITION)
-    yield T(position, OA_START, ox.Literal(result["sent_start"]))
-    yield T(position, OA_END, ox.Literal(result["sent_end"]))
+        yield from result_triples(iris, iris.result(pid, result["start"], result["end"]), paper, run, result, abstract)
 
 
 def _author_triples(iris: Iris, author: str) -> Iterator[ox.Triple]:
     node = iris.author(author)
     yield ox.Triple(node, RDF_TYPE, FOAF_AGENT)
-    yield ox.Triple(node, FOAF_NAME, _text(author))
+    yield ox.Triple(node, FOAF_NAME, text_literal(author))
 
 
 def _spans(spans: Any) -> list[tuple[int, int, float | None, str]]:
@@ -480,7 +335,7 @@ def _annotation(
     yield T(annotation, OA_TARGET, target)
     yield T(annotation, PROV_GENERATED_BY, run)
     if score is not None:  # the chance a reader accepts the mention with its type
-        yield T(annotation, KG_SCORE, _decimal(score))
+        yield T(annotation, KG_SCORE, decimal_literal(score))
     yield T(target, RDF_TYPE, OA_SPECIFIC)
     yield T(target, OA_SOURCE, paper)
     yield T(target, OA_SELECTOR, selector)

@@ -2,12 +2,14 @@
 
 `kg.results.values` finds the numbers; `kg.results.find` ties them to kg's entities in the parse
 (at extraction time, cached with the extraction) with the learned attacher of `kg.results.attach`
-(logistic models over value–candidate pairs, weights in ``kg/models/claim-attacher.json``), or
-with its rules where the weights are not installed; `kg.results.link` resolves them to concepts.
+(logistic models over the value–candidate features of `kg.results.features` and the candidate
+pools of `kg.results.pools`, weights in ``kg/models/claim-attacher.json``), or with the rules of
+`kg.results.rules` where the weights are not installed; `kg.results.link` resolves them to concepts.
 `kg build` stores them on each paper node of graph.json (``results``), states them in the RDF
-(``kg:Result``, `kg.rdf.triples`) and indexes them per dataset for `kg.results.leaderboard`
-(``leaderboard.idx``, read by `kg leaderboard`). `kg.results.metrics` holds the curated metric
-names (claim finding falls back on them) and which way each metric is better.
+(``kg:Result``, `kg.rdf.results`) and indexes them per dataset (``leaderboard.idx``,
+`kg.related_work.leaderboard`, read by `kg leaderboard`); `kg.results.leaderboard` makes the
+tables, ranked. `kg.results.metrics` holds the curated metric names (claim finding falls back on
+them) and which way each metric is better.
 
 This module imports nothing heavy: `kg leaderboard` reads the threshold from here.
 """

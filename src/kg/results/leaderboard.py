@@ -10,36 +10,26 @@ raises `LabelNotFound` with the closest labels (exit 25). Only claims scored at 
 RDF with their score, and the leaderboard says how many it leaves out. Absolute values are ranked
 ("76.1 % top-1 accuracy"); gains ("by 2.3 points") are listed apart, as they compare with nothing.
 
-`kg build` writes ``leaderboard.idx`` beside graph.json so that `kg leaderboard` answers without
-loading it: a JSON header line (every dataset concept with its look-up keys and where its claims
-are), then one JSON line of claims per dataset, read alone. A missing or stale index (another
-graph's content id, an older layout) is rebuilt in memory from graph.json (slow, but right).
+This module makes the tables from a networkx graph or from the claims of each dataset (`Index`),
+for the page (`concept_tables`) and for `kg leaderboard`, which reads them from a built graph's
+``leaderboard.idx`` (`kg.related_work.leaderboard`, written there by `kg build`).
 """
 
 from __future__ import annotations
 
-import json
 import math
-import os
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kg.errors import GraphDamaged, GraphNotFound, LabelNotFound
+from kg.errors import LabelNotFound
 from kg.results import MIN_RESULT_SCORE
 from kg.results.metrics import Direction, direction
 from kg.text.vocab import normalize_key
-from kg.util.atomic import atomic_open
 
 if TYPE_CHECKING:
     import networkx as nx
 
-    from kg.generations import GraphFolder
-
-INDEX_FILE = "leaderboard.idx"
-INDEX_FORMAT = "kg-leaderboard-index"
-INDEX_VERSION = 1  # bump when the layout changes: an older index is then stale
 MAX_SUGGESTIONS = 5
 SCORE_CUTOFF = 78  # rapidfuzz WRatio, as `kg sparql`'s label suggestions (kg.sparql.labels)
 SENTENCE_CHARS = 400  # a longer sentence is cut around its value
@@ -224,39 +214,12 @@ def _group(groups: dict[str, list[Any]], nodes: Any, concept: Any, words: Any, k
     return group
 
 
-# ---- the index file ---------------------------------------------------------------------------
-
-
-def write_index(graph: nx.DiGraph[str], directory: str | os.PathLike[str]) -> Path:
-    """Write ``DIR/leaderboard.idx`` for the graph just saved as ``DIR/graph.json`` (called by `kg build`)."""
-    from kg.graph import GRAPH_FILE, graph_stamp
-
-    folder = Path(directory)
-    entries, chunks = build_entries(graph)
-    body: list[bytes] = []
-    placed = []
-    offset = 0
-    for entry in entries:
-        chunk = chunks.get(entry.concept)
-        if chunk is None:
-            placed.append([entry.concept, entry.label, list(entry.keys), 0, 0, 0])
-            continue
-        line = (json.dumps(chunk, ensure_ascii=False, separators=(",", ":"), sort_keys=True) + "\n").encode("utf-8")
-        placed.append([entry.concept, entry.label, list(entry.keys), entry.claims, offset, len(line)])
-        body.append(line)
-        offset += len(line)
-    header = {"format": INDEX_FORMAT, "version": INDEX_VERSION, "graph": graph_stamp(folder / GRAPH_FILE), "datasets": placed}
-    path = folder / INDEX_FILE
-    with atomic_open(path, "wb", encoding=None) as handle:
-        handle.write((json.dumps(header, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8"))
-        for line in body:
-            handle.write(line)
-    return path
+# ---- the datasets of a graph ------------------------------------------------------------------
 
 
 class Index:
     """The datasets of a graph and a way to read each one's claims: from ``leaderboard.idx``
-    ("index") or from graph.json itself ("graph")."""
+    ("index") or from graph.json itself ("graph"), `kg.related_work.leaderboard.open_index`."""
 
     def __init__(self, entries: list[Entry], read: Any, source: str) -> None:
         self.entries = entries
@@ -270,62 +233,20 @@ class Index:
         return chunk
 
 
-def open_index(directory: str | os.PathLike[str] | GraphFolder) -> Index:
-    """The saved index if it is fresh (graph.json's content id, this layout), else one made from graph.json."""
-    from kg.generations import resolve
-    from kg.graph import graph_stamp
-
-    view = resolve(directory)
-    if not view.graph.is_file():
-        raise GraphNotFound(f"no graph at {view.graph}", folder=str(view.root))
-    path = view.file(INDEX_FILE)
-    try:
-        handle = path.open("rb")
-    except OSError:
-        handle = None
-    if handle is not None:
-        with handle:
-            try:
-                header = json.loads(handle.readline())
-                fresh = isinstance(header, dict) and header.get("format") == INDEX_FORMAT and header.get("version") == INDEX_VERSION
-                if fresh and header.get("graph") == graph_stamp(view.graph):
-                    start = handle.tell()
-                    entries = [Entry(str(c), str(label), tuple(keys), int(n), int(o), int(length)) for c, label, keys, n, o, length in header["datasets"]]
-                    return Index(entries, lambda entry: _read_chunk(path, start, entry), "index")
-            except (ValueError, TypeError, KeyError, UnicodeDecodeError, RecursionError):
-                pass  # damaged or another layout: made anew from the graph below
-    from kg.graph import load  # imports networkx: only on this slow path
-
-    entries, chunks = build_entries(load(view.graph))
-    return Index(entries, lambda entry: chunks[entry.concept], "graph")
-
-
-def _read_chunk(path: Path, start: int, entry: Entry) -> dict[str, Any]:
-    try:
-        with path.open("rb") as handle:
-            handle.seek(start + entry.offset)
-            chunk = json.loads(handle.read(entry.length))
-    except (OSError, ValueError, UnicodeDecodeError) as error:
-        raise GraphDamaged(f"{path} is damaged ({error}): build the graph again", folder=str(path.parent)) from None
-    if not isinstance(chunk, dict) or not isinstance(chunk.get("rows"), list):
-        raise GraphDamaged(f"{path} is damaged (not a leaderboard chunk at byte {start + entry.offset:,})", folder=str(path.parent))
-    return chunk
-
-
 # ---- the leaderboard -----------------------------------------------------------------------------
 
 
-def leaderboard(
-    directory: str | os.PathLike[str] | GraphFolder,
+def make_leaderboard(
+    index: Index,
     dataset: str,
     *,
     metric: str | None = None,
     task: str | None = None,
     min_score: float | None = None,
 ) -> Leaderboard:
-    """The leaderboard of `dataset` in the graph of `directory`: one table per metric (only
-    `metric`'s when given), claims of `task` only when given, scored `min_score` or more."""
-    index = open_index(directory)
+    """The leaderboard of `dataset` among the datasets of `index`: one table per metric (only
+    `metric`'s when given), claims of `task` only when given, scored `min_score` or more.
+    `kg.related_work.leaderboard.leaderboard` reads the index of a built graph for it."""
     threshold = MIN_RESULT_SCORE if min_score is None else float(min_score)
     key = normalize_key(dataset)
     matched = [entry for entry in index.entries if key and key in entry.keys]
