@@ -25,7 +25,7 @@ from typing import Literal
 from spacy.tokens import Doc, Span, Token
 
 from kg.results.pools import MAX_TREE, UNIT_WORDS, DocContext, PoolOption, bucket, doc_context, fold
-from kg.results.rules import BASELINE_CUES, BETWEEN_METRIC_AND_VALUE, GAIN_WORDS, OWN_WORDS, rule_claims
+from kg.results.rules import BASELINE_CUES, BETWEEN_METRIC_AND_VALUE, GAIN_WORDS, OWN_WORDS, rule_claims, verb_and_subject
 from kg.results.values import Value, find_values
 
 Option = Literal["span", "none", "proposed", "baseline"]
@@ -229,21 +229,15 @@ def _dataset_candidates(ctx: DocContext, tokens: Span, sent_n: int) -> Iterable[
 def _governing_subject(ctx: DocContext, token: Token) -> tuple[int, int, bool] | None:
     """(first, last) token of the subject of the verb the value hangs from, and whether it is
     "we", "our model" and the like; None without one."""
-    if not ctx.parsed:
+    found = verb_and_subject(token) if ctx.parsed else None
+    if found is None:
         return None
-    for verb in [token, *token.ancestors]:
-        if verb.pos_ not in ("VERB", "AUX"):
-            continue
-        subjects = [c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")]
-        if not subjects:
-            continue
-        subject = subjects[0]
-        if subject.lower_ in ("which", "that", "who") and verb.dep_ == "relcl":
-            return verb.head.i, verb.head.i, False
-        words = {t.lower_ for t in subject.subtree}
-        lo, hi = min(t.i for t in subject.subtree), max(t.i for t in subject.subtree)
-        return lo, hi, bool(words & OWN_WORDS)
-    return None
+    verb, subject = found
+    if subject.lower_ in ("which", "that", "who") and verb.dep_ == "relcl":
+        return verb.head.i, verb.head.i, False
+    words = {t.lower_ for t in subject.subtree}
+    lo, hi = min(t.i for t in subject.subtree), max(t.i for t in subject.subtree)
+    return lo, hi, bool(words & OWN_WORDS)
 
 
 def _method_candidates(ctx: DocContext, tokens: Span, sent_n: int) -> Iterable[Candidate]:

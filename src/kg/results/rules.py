@@ -139,28 +139,35 @@ def _previous_dataset(doc: Doc, spans: list[Span], sent: Span) -> Span | None:
     return named[-1] if named else None
 
 
+def verb_and_subject(token: Token) -> tuple[Token, Token] | None:
+    """The nearest verb or auxiliary at or above `token` that has a nominal subject, and that
+    subject; None when no verb above it has one."""
+    for verb in [token, *token.ancestors]:
+        if verb.pos_ in ("VERB", "AUX"):
+            subjects = [c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")]
+            if subjects:
+                return verb, subjects[0]
+    return None
+
+
 def _subject_method(sentence: Sentence, token: Token) -> tuple[Span | None, bool | None]:
     """The method named by the subject of the verb the value hangs from: (span, proposed) or
     (None, True) for "we / our model", (None, None) when the parse names neither."""
-    for verb in [token, *token.ancestors]:
-        if verb.pos_ not in ("VERB", "AUX"):
-            continue
-        subjects = [c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")]
-        if not subjects:
-            continue
-        subject = subjects[0]
-        if subject.lower_ in ("which", "that", "who") and verb.dep_ == "relcl":
-            # "ResNet-50, which reaches 76.1 %": the noun the clause describes
-            words, lo, hi = {verb.head.lower_}, verb.head.i, verb.head.i
-        else:
-            words = {t.lower_ for t in subject.subtree}
-            lo, hi = min(t.i for t in subject.subtree), max(t.i for t in subject.subtree)
-        if words & OWN_WORDS:
-            return None, True
-        for method in sentence.by_type["METHOD"]:
-            if method.start >= lo and method.end <= hi + 1:
-                return method, method._.kg_role == "proposed"
+    found = verb_and_subject(token)
+    if found is None:
         return None, None
+    verb, subject = found
+    if subject.lower_ in ("which", "that", "who") and verb.dep_ == "relcl":
+        # "ResNet-50, which reaches 76.1 %": the noun the clause describes
+        words, lo, hi = {verb.head.lower_}, verb.head.i, verb.head.i
+    else:
+        words = {t.lower_ for t in subject.subtree}
+        lo, hi = min(t.i for t in subject.subtree), max(t.i for t in subject.subtree)
+    if words & OWN_WORDS:
+        return None, True
+    for method in sentence.by_type["METHOD"]:
+        if method.start >= lo and method.end <= hi + 1:
+            return method, method._.kg_role == "proposed"
     return None, None
 
 
