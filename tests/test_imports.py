@@ -50,7 +50,7 @@ def test_sparql_over_the_cached_store_needs_neither_networkx_nor_rdflib(sample_g
 
 
 def test_leaderboard_over_its_index_imports_nothing_heavy(sample_graph, tmp_path: Path) -> None:
-    from kg.related_work.leaderboard import write_index
+    from kg.leaderboard import write_index
 
     graph = sample_graph()
     save(graph, tmp_path)

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 PAPERS_FILE = "papers.jsonl"
 ENTITIES_FILE = "entities.jsonl"
 CONCEPTS_FILE = "concepts.jsonl"
-# Every file a build writes (kg.graph, kg.rdf.writers, kg.html, kg.related_work.rank, kg.related_work.leaderboard name the last five).
+# Every file a build writes (kg.graph, kg.rdf.writers, kg.html, kg.related_work.rank, kg.leaderboard name the last five).
 OUTPUT_FILES = (PAPERS_FILE, ENTITIES_FILE, CONCEPTS_FILE, "graph.json", "graph.ttl", "graph.html", "related.idx", "leaderboard.idx")
 EMBED_FILES = ("embeddings.npy", "embeddings.json")  # with embed only (kg.related_work.embed names them)
 
@@ -352,7 +352,7 @@ def _write_outputs(
     with clock.stage("Indexing related work"):
         write_index(graph, folder)
     # The leaderboards' index, so `kg leaderboard` answers without loading graph.json.
-    from kg.related_work.leaderboard import write_index as write_leaderboards
+    from kg.leaderboard import write_index as write_leaderboards
 
     with clock.stage("Indexing leaderboards"):
         write_leaderboards(graph, folder)

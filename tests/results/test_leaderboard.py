@@ -1,4 +1,4 @@
-"""`kg leaderboard`, kg.related_work.leaderboard and kg.results.leaderboard (issue 37, item 2): rows ranked in the metric's
+"""`kg leaderboard`, kg.leaderboard and kg.results.leaderboard (issue 37, item 2): rows ranked in the metric's
 direction (said when unknown), labels forgiven as `kg sparql --bind` forgives them, an unknown
 name answered with close labels and exit 25, --json, --min-score, one table per metric, and the
 index written beside graph.json (with graph.json as the fallback when it is missing or stale)."""
@@ -13,7 +13,7 @@ import pytest
 
 from kg.cli import main
 from kg.errors import ExitCode, LabelNotFound
-from kg.related_work.leaderboard import INDEX_FILE, leaderboard, write_index
+from kg.leaderboard import INDEX_FILE, leaderboard, write_index
 from kg.results import MIN_RESULT_SCORE
 
 LOW, HIGH = 0.2, 0.9  # scores below and above the default threshold (checked in the first test)

@@ -52,7 +52,7 @@ def leaderboard(dataset: str, metric: str | None, task: str | None, graph_dir: s
     kg leaderboard ImageNet --metric "top-1 accuracy"
     kg leaderboard coco --json
     """
-    from kg.related_work.leaderboard import leaderboard as board_of
+    from kg.leaderboard import leaderboard as board_of
 
     board = board_of(graph_dir, dataset, metric=metric, task=task, min_score=min_score)
     click.echo(json.dumps(board.to_dict(), ensure_ascii=False, indent=1) if as_json else render(board))

@@ -7,7 +7,7 @@ pools of `kg.results.pools`, weights in ``kg/models/claim-attacher.json``), or w
 `kg.results.rules` where the weights are not installed; `kg.results.link` resolves them to concepts.
 `kg build` stores them on each paper node of graph.json (``results``), states them in the RDF
 (``kg:Result``, `kg.rdf.results`) and indexes them per dataset (``leaderboard.idx``,
-`kg.related_work.leaderboard`, read by `kg leaderboard`); `kg.results.leaderboard` makes the
+`kg.leaderboard`, read by `kg leaderboard`); `kg.results.leaderboard` makes the
 tables, ranked. `kg.results.metrics` holds the curated metric names (claim finding falls back on
 them) and which way each metric is better.
 

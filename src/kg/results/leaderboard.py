@@ -12,7 +12,7 @@ RDF with their score, and the leaderboard says how many it leaves out. Absolute 
 
 This module makes the tables from a networkx graph or from the claims of each dataset (`Index`),
 for the page (`concept_tables`) and for `kg leaderboard`, which reads them from a built graph's
-``leaderboard.idx`` (`kg.related_work.leaderboard`, written there by `kg build`).
+``leaderboard.idx`` (`kg.leaderboard`, written there by `kg build`).
 """
 
 from __future__ import annotations
@@ -219,7 +219,7 @@ def _group(groups: dict[str, list[Any]], nodes: Any, concept: Any, words: Any, k
 
 class Index:
     """The datasets of a graph and a way to read each one's claims: from ``leaderboard.idx``
-    ("index") or from graph.json itself ("graph"), `kg.related_work.leaderboard.open_index`."""
+    ("index") or from graph.json itself ("graph"), `kg.leaderboard.open_index`."""
 
     def __init__(self, entries: list[Entry], read: Any, source: str) -> None:
         self.entries = entries
@@ -246,7 +246,7 @@ def make_leaderboard(
 ) -> Leaderboard:
     """The leaderboard of `dataset` among the datasets of `index`: one table per metric (only
     `metric`'s when given), claims of `task` only when given, scored `min_score` or more.
-    `kg.related_work.leaderboard.leaderboard` reads the index of a built graph for it."""
+    `kg.leaderboard.leaderboard` reads the index of a built graph for it."""
     threshold = MIN_RESULT_SCORE if min_score is None else float(min_score)
     key = normalize_key(dataset)
     matched = [entry for entry in index.entries if key and key in entry.keys]
