@@ -11,11 +11,12 @@ five members with the most papers.
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 from collections import defaultdict
 from pathlib import Path
+
+from top_concepts import concepts_and_papers  # bench/ is on sys.path when a script there runs
 
 _VERSION = re.compile(r"^(?:\d+(?:\.\d+)?[BMKTbmkt]?|v\d+(?:\.\d+)*)$")  # "xLSTM 7B" → xLSTM is a size, not a family
 
@@ -26,12 +27,7 @@ def _key(label: str) -> str:
 
 def families(out: Path) -> list[tuple[str, str, int, list[str]]]:
     """(label, id, papers, member labels by papers) per family, the most papers first."""
-    concepts = {c["id"]: c for c in map(json.loads, (out / "concepts.jsonl").read_text(encoding="utf-8").splitlines())}
-    papers: dict[str, set[str]] = defaultdict(set)
-    for line in (out / "entities.jsonl").read_text(encoding="utf-8").splitlines():
-        record = json.loads(line)
-        for entity in record["entities"]:
-            papers[entity["concept"]].add(record["id"])
+    concepts, papers = concepts_and_papers(out)
     members: dict[str, list[str]] = defaultdict(list)
     for cid, concept in concepts.items():
         for broader in concept["broader"]:

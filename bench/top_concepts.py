@@ -16,13 +16,19 @@ from collections import defaultdict
 from pathlib import Path
 
 
-def top_concepts(out: Path, top: int) -> list[tuple[str, str, int]]:
+def concepts_and_papers(out: Path) -> tuple[dict[str, dict], dict[str, set[str]]]:
+    """A build's concepts by id (concepts.jsonl), and the papers each is linked to (entities.jsonl)."""
     concepts = {c["id"]: c for c in map(json.loads, (out / "concepts.jsonl").read_text(encoding="utf-8").splitlines())}
     papers: dict[str, set[str]] = defaultdict(set)
     for line in (out / "entities.jsonl").read_text(encoding="utf-8").splitlines():
         record = json.loads(line)
         for entity in record["entities"]:
             papers[entity["concept"]].add(record["id"])
+    return concepts, papers
+
+
+def top_concepts(out: Path, top: int) -> list[tuple[str, str, int]]:
+    concepts, papers = concepts_and_papers(out)
     ranked = sorted(papers, key=lambda c: (-len(papers[c]), c))[:top]
     return [(concepts[c]["pref_label"], concepts[c]["type"], len(papers[c])) for c in ranked]
 
